@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// The `lode` command: dispatches to the node driver, the cluster bench and the demo.
+import { runDriverCommand } from './driver-command.js';
+import { runBenchCommand } from './bench-command.js';
+
+const USAGE = `usage: lode <command> [flags]
+
+commands:
+  driver   run one node's CSI driver (Identity, Controller, Node) on a unix socket
+  bench    run a cluster-bench scenario: the Kubernetes storage control plane on one machine
+  demo     run the default multi-node scenario and print a summary
+
+Run "lode <command> --help" for the flags of a command.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'driver':
+      return runDriverCommand(rest);
+    case 'bench':
+      return runBenchCommand(rest);
+    case 'demo':
+      return runBenchCommand(['--demo', ...rest]);
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE + '\n');
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`lode: unknown command "${command}"\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (err: unknown) => {
+    process.stderr.write(`lode: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,22 @@
+// Interfaces through which the driver reports what it does, so metrics stay out of the RPC code.
+
+/** Told about every finished RPC. */
+export interface RpcObserver {
+  /** `code` is the gRPC status name, e.g. "OK", "NOT_FOUND"; `seconds` the wall time of the call. */
+  onRpc(method: string, code: string, seconds: number): void;
+}
+
+/** Figures of one pool at this instant, all in bytes except `volumes`. */
+export interface PoolStats {
+  name: string;
+  backend: string;
+  capacityBytes: number;
+  allocatedBytes: number;
+  availableBytes: number;
+  volumes: number;
+}
+
+/** Anything that can report its pools' figures without touching the disk. */
+export interface PoolStatsSource {
+  poolStats(): PoolStats[];
+}
