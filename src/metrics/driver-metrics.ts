@@ -1,0 +1,113 @@
+// Prometheus metrics of one node driver: per-RPC counts and latencies, per-pool figures, process metrics.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PoolStats, PoolStatsSource, RpcObserver } from '../driver/observer.js';
+
+/** Identity of the driver, attached to every series so figures from many nodes can be told apart. */
+export interface DriverMetricsOptions {
+  driverName: string;
+  nodeId: string;
+}
+
+/** Names of the metrics this module defines (the process_* and nodejs_* defaults come on top). */
+export const METRIC_NAMES = {
+  rpcTotal: 'lode_csi_rpc_total',
+  rpcDuration: 'lode_csi_rpc_duration_seconds',
+  poolCapacity: 'lode_pool_capacity_bytes',
+  poolAllocated: 'lode_pool_allocated_bytes',
+  poolAvailable: 'lode_pool_available_bytes',
+  poolVolumes: 'lode_pool_volumes',
+} as const;
+
+// From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
+const RPC_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** Reduces "/csi.v1.Node/NodeStageVolume" to "NodeStageVolume" so the label reads the same however the caller names it. */
+export function shortMethodName(method: string): string {
+  const slash = method.lastIndexOf('/');
+  return slash >= 0 ? method.slice(slash + 1) : method;
+}
+
+/**
+ * Holds the driver's own registry (never the global one, so tests and several drivers in one
+ * process do not collide) and turns RPC notifications and pool figures into metrics.
+ *
+ * @example
+ * const metrics = new DriverMetrics(pools, { driverName: 'lode.csi.dev', nodeId: 'node-1' });
+ * metrics.onRpc('/csi.v1.Controller/CreateVolume', 'OK', 0.012);
+ * const text = await metrics.metrics();
+ */
+export class DriverMetrics implements RpcObserver {
+  readonly registry: Registry;
+  private readonly rpcTotal: Counter<'method' | 'code'>;
+  private readonly rpcDuration: Histogram<'method' | 'code'>;
+  // Pool figures of the scrape in progress: one poolStats() call per scrape keeps the four gauges consistent.
+  private scrapeSnapshot: PoolStats[] | undefined;
+
+  constructor(private readonly pools: PoolStatsSource, opts?: DriverMetricsOptions) {
+    this.registry = new Registry();
+    if (opts) {
+      // driver_name/node_id rather than driver/node: Kubernetes service discovery commonly adds a
+      // `node` label of its own, and a clash would rename ours to exported_node.
+      this.registry.setDefaultLabels({ driver_name: opts.driverName, node_id: opts.nodeId });
+    }
+    // Unprefixed process_* and nodejs_* names on purpose: generic dashboards and alerts expect them.
+    collectDefaultMetrics({ register: this.registry });
+
+    this.rpcTotal = new Counter({
+      name: METRIC_NAMES.rpcTotal,
+      help: 'CSI calls finished, by method and gRPC status code.',
+      labelNames: ['method', 'code'],
+      registers: [this.registry],
+    });
+    this.rpcDuration = new Histogram({
+      name: METRIC_NAMES.rpcDuration,
+      help: 'Wall time of CSI calls in seconds, by method and gRPC status code.',
+      labelNames: ['method', 'code'],
+      buckets: RPC_BUCKETS,
+      registers: [this.registry],
+    });
+
+    this.poolGauge(METRIC_NAMES.poolCapacity, 'Bytes the pool may hand out in total.', (p) => p.capacityBytes);
+    this.poolGauge(METRIC_NAMES.poolAllocated, 'Bytes promised to existing volumes.', (p) => p.allocatedBytes);
+    this.poolGauge(METRIC_NAMES.poolAvailable, 'Bytes still available for new volumes or expansion.', (p) => p.availableBytes);
+    this.poolGauge(METRIC_NAMES.poolVolumes, 'Volumes that exist in the pool.', (p) => p.volumes);
+  }
+
+  onRpc(method: string, code: string, seconds: number): void {
+    const labels = { method: shortMethodName(method), code };
+    this.rpcTotal.inc(labels);
+    // A clock step can make a duration negative; a histogram must never get one.
+    this.rpcDuration.observe(labels, Math.max(0, seconds));
+  }
+
+  /** The exposition text of every metric, pools read once at this instant. */
+  async metrics(): Promise<string> {
+    this.scrapeSnapshot = this.pools.poolStats();
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.scrapeSnapshot = undefined;
+    }
+  }
+
+  /** The Content-Type header to send with `metrics()`. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private poolGauge(name: string, help: string, value: (pool: PoolStats) => number): void {
+    const gauge: Gauge<'pool' | 'backend'> = new Gauge({
+      name,
+      help,
+      labelNames: ['pool', 'backend'],
+      registers: [this.registry],
+      // Runs at scrape time; reset first so a pool removed from the configuration stops being reported.
+      collect: () => {
+        gauge.reset();
+        for (const pool of this.scrapeSnapshot ?? this.pools.poolStats()) {
+          gauge.set({ pool: pool.name, backend: pool.backend }, value(pool));
+        }
+      },
+    });
+  }
+}
