@@ -1,4 +1,54 @@
-// `lode driver`: placeholder, replaced by the real flag parsing in the next commit.
-export async function runDriverCommand(_argv: string[]): Promise<number> {
-  return 2;
+// `lode driver`: parses flags, checks the machine can serve loop volumes, runs until SIGTERM/SIGINT.
+import { readFileSync } from 'node:fs';
+import { startDriver } from '../driver/server.js';
+import { loopSupported } from '../sys/loop.js';
+import { log, setLogLevel } from '../util/log.js';
+import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export async function runDriverCommand(argv: string[]): Promise<number> {
+  let flags;
+  try {
+    flags = await parseDriverFlags(argv, process.env, packageVersion());
+  } catch (err) {
+    process.stderr.write(`lode driver: ${(err as Error).message}\n\n${DRIVER_USAGE}`);
+    return 2;
+  }
+  if (flags === 'help') {
+    process.stdout.write(DRIVER_USAGE);
+    return 0;
+  }
+  setLogLevel(flags.logLevel);
+  if (process.getuid?.() !== 0) {
+    process.stderr.write('lode driver: must run as root (it attaches loop devices and mounts filesystems)\n');
+    return 1;
+  }
+  if (!(await loopSupported())) {
+    process.stderr.write('lode driver: this kernel has no loop device support (/dev/loop-control is missing; try "modprobe loop")\n');
+    return 1;
+  }
+  let driver;
+  try {
+    driver = await startDriver(flags.config);
+  } catch (err) {
+    process.stderr.write(`lode driver: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const running = driver;
+  return new Promise<number>((resolve) => {
+    const shutdown = (signal: string) => {
+      log('info', 'stopping', { signal });
+      running.stop().then(() => resolve(0), () => resolve(1));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
 }

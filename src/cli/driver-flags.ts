@@ -1,0 +1,86 @@
+// Flags of `lode driver`, each also readable from an environment variable (for the DaemonSet).
+import { promises as fs } from 'node:fs';
+import { parseArgs } from 'node:util';
+import * as path from 'node:path';
+import type { DriverConfig } from '../driver/config.js';
+import { parsePoolSpec } from '../pool/pool-spec.js';
+import { isLogLevel, type LogLevel } from '../util/log.js';
+
+export const DRIVER_USAGE = `usage: lode driver [flags]
+
+  --endpoint URL         CSI socket, unix:///path/csi.sock            (env LODE_ENDPOINT)
+  --node-id ID           this node's name, as Kubernetes knows it      (env LODE_NODE_ID, or NODE_NAME)
+  --driver-name NAME     CSI driver name (default lode.csi.dev)       (env LODE_DRIVER_NAME)
+  --pool SPEC            a storage pool, repeatable:                   (env LODE_POOLS, ';'-separated)
+                         NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi]
+  --target-root DIR      stage/publish targets must lie below it,      (env LODE_TARGET_ROOTS, ':'-separated)
+                         repeatable (default /var/lib/kubelet)
+  --metrics-address A    serve /metrics and /healthz on HOST:PORT      (env LODE_METRICS_ADDRESS)
+  --log-level L          debug, info, warn or error (default info)     (env LODE_LOG_LEVEL)
+`;
+
+export interface DriverFlags {
+  config: DriverConfig;
+  logLevel: LogLevel;
+}
+
+const NODE_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;
+const DRIVER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
+
+/** Parses argv (and env) into a config; throws an Error whose message is meant for the operator. */
+export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, vendorVersion: string): Promise<DriverFlags | 'help'> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      endpoint: { type: 'string' },
+      'node-id': { type: 'string' },
+      'driver-name': { type: 'string' },
+      pool: { type: 'string', multiple: true },
+      'target-root': { type: 'string', multiple: true },
+      'metrics-address': { type: 'string' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return 'help';
+  const endpoint = values.endpoint ?? env.LODE_ENDPOINT;
+  if (!endpoint) throw new Error('--endpoint is required (e.g. unix:///var/lib/kubelet/plugins/lode.csi.dev/csi.sock)');
+  const nodeId = values['node-id'] ?? env.LODE_NODE_ID ?? env.NODE_NAME;
+  if (!nodeId) throw new Error('--node-id is required (the Kubernetes node name)');
+  if (!NODE_ID.test(nodeId)) throw new Error(`--node-id "${nodeId}" is not a valid node name`);
+  const driverName = values['driver-name'] ?? env.LODE_DRIVER_NAME ?? 'lode.csi.dev';
+  if (!DRIVER_NAME.test(driverName)) throw new Error(`--driver-name "${driverName}" must be a DNS-style name of at most 63 characters`);
+  const poolSpecs = values.pool ?? (env.LODE_POOLS ?? '').split(';').map((s) => s.trim()).filter((s) => s !== '');
+  if (poolSpecs.length === 0) throw new Error('at least one --pool NAME=DIR is required');
+  const pools = poolSpecs.map(parsePoolSpec);
+  const names = new Set<string>();
+  for (const p of pools) {
+    if (names.has(p.name)) throw new Error(`pool "${p.name}" is given twice`);
+    names.add(p.name);
+    let st;
+    try {
+      st = await fs.stat(p.dir);
+    } catch {
+      throw new Error(`pool "${p.name}": directory ${p.dir} does not exist`);
+    }
+    if (!st.isDirectory()) throw new Error(`pool "${p.name}": ${p.dir} is not a directory`);
+  }
+  for (const a of pools) for (const b of pools) {
+    if (a !== b && (a.dir === b.dir || a.dir.startsWith(b.dir + path.sep))) throw new Error(`pools "${a.name}" and "${b.name}" overlap (${a.dir}, ${b.dir})`);
+  }
+  const roots = values['target-root'] ?? (env.LODE_TARGET_ROOTS ? env.LODE_TARGET_ROOTS.split(':').filter((s) => s !== '') : ['/var/lib/kubelet']);
+  for (const r of roots) if (!path.isAbsolute(r) || r === '/') throw new Error(`--target-root "${r}" must be an absolute directory other than /`);
+  const logLevel = values['log-level'] ?? env.LODE_LOG_LEVEL ?? 'info';
+  if (!isLogLevel(logLevel)) throw new Error(`--log-level "${logLevel}" is not one of debug, info, warn, error`);
+  const metricsAddress = values['metrics-address'] ?? env.LODE_METRICS_ADDRESS;
+  return {
+    config: {
+      endpoint, nodeId, driverName, vendorVersion, pools,
+      targetRoots: roots.map((r) => path.resolve(r)),
+      ...(metricsAddress ? { metricsAddress } : {}),
+    },
+    logLevel,
+  };
+}

@@ -1,0 +1,20 @@
+// The driver's settings after flag parsing, and the topology it derives from them.
+import type { PoolConfig } from '../pool/pool.js';
+
+export interface DriverConfig {
+  /** unix:///path/to/csi.sock */
+  endpoint: string;
+  nodeId: string;
+  driverName: string;
+  vendorVersion: string;
+  pools: PoolConfig[];
+  /** Stage and publish targets must lie under one of these (kubelet's directory in a cluster). */
+  targetRoots: string[];
+  /** HOST:PORT of the metrics and health endpoint, or undefined for none. */
+  metricsAddress?: string;
+}
+
+/** The one topology key: each node is its own segment, which is what makes volumes node-local. */
+export function topologyKey(driverName: string): string {
+  return `topology.${driverName}/node`;
+}

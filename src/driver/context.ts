@@ -1,0 +1,35 @@
+// What every CSI handler works with: settings, the volume catalog, the locks and this node's topology.
+import { createHash } from 'node:crypto';
+import type { Topology } from '../csi/types.js';
+import type { VolumeCatalog } from '../pool/volume-catalog.js';
+import { topologyKey, type DriverConfig } from './config.js';
+import { KeyedLocks } from './locks.js';
+
+export class DriverContext {
+  readonly locks = new KeyedLocks();
+  readonly topologyKey: string;
+
+  constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog) {
+    this.topologyKey = topologyKey(config.driverName);
+  }
+
+  /** This node's one topology segment. */
+  topology(): Topology {
+    return { segments: { [this.topologyKey]: this.config.nodeId } };
+  }
+
+  /** True when `segments` describes this node (other keys may be present, ours must match). */
+  isThisNode(segments: Record<string, string> | undefined): boolean {
+    return segments?.[this.topologyKey] === this.config.nodeId;
+  }
+
+  /** Directories under which stage and publish targets may lie, and those they must avoid. */
+  targetRoots(): string[] {
+    return this.config.targetRoots;
+  }
+}
+
+/** Volume ids are derived from names, so a retried CreateVolume finds its volume even after a crash. */
+export function volumeIdForName(name: string): string {
+  return 'lv-' + createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 40);
+}

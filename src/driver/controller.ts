@@ -1,0 +1,239 @@
+// The CSI Controller service for this node's pools: create, delete, list, validate, capacity and expansion.
+import type * as csi from '../csi/types.js';
+import { formatSize } from '../pool/sizes.js';
+import { findMount } from '../sys/mounts.js';
+import { PoolFullError } from '../pool/volume-catalog.js';
+import type { VolumeRecord } from '../pool/volume-record.js';
+import { parseCapability, requireCapability, type Capability } from './capability.js';
+import { volumeIdForName, type DriverContext } from './context.js';
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, outOfRange, resourceExhausted } from './errors.js';
+import { readParameters, PARAM_POOL } from './parameters.js';
+import { chooseSize, minimumFor, readRange, type Range } from './sizing.js';
+import { requireName, requireVolumeId } from './validate.js';
+
+export const CONTROLLER_CAPABILITIES = [
+  'CREATE_DELETE_VOLUME',
+  'LIST_VOLUMES',
+  'GET_CAPACITY',
+  'EXPAND_VOLUME',
+  'SINGLE_NODE_MULTI_WRITER',
+] as const;
+
+function toCsiVolume(ctx: DriverContext, r: VolumeRecord): csi.Volume {
+  return {
+    volume_id: r.id,
+    capacity_bytes: String(r.capacityBytes),
+    volume_context: { [PARAM_POOL]: r.pool },
+    accessible_topology: [ctx.topology()],
+  };
+}
+
+function readCapabilities(caps: csi.VolumeCapability__Output[]): Capability[] {
+  if (caps.length === 0) throw invalidArgument('volume_capabilities is required');
+  const parsed = caps.map((c, i) => requireCapability(c, `volume_capabilities[${i}]`));
+  const types = new Set(parsed.map((c) => c.accessType));
+  if (types.size > 1) throw invalidArgument('volume_capabilities mixes block and mount access');
+  const fsTypes = new Set(parsed.map((c) => c.fsType).filter((f) => f !== ''));
+  if (fsTypes.size > 1) throw invalidArgument(`volume_capabilities asks for several filesystems (${[...fsTypes].join(', ')})`);
+  return parsed;
+}
+
+function sameParameters(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a).sort();
+  const kb = Object.keys(b).sort();
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && a[k] === b[k]);
+}
+
+/** Why an existing volume cannot answer this CreateVolume, or undefined when it can. */
+function incompatibility(r: VolumeRecord, range: Range, pool: string, caps: Capability[], params: Record<string, string>): string | undefined {
+  if (r.ephemeral) return 'the name belongs to an inline ephemeral volume';
+  if (r.pool !== pool) return `it lives in pool ${r.pool}, not ${pool}`;
+  if (r.capacityBytes < range.required) return `it has ${r.capacityBytes} bytes, ${range.required} required`;
+  if (range.limit > 0 && r.capacityBytes > range.limit) return `it has ${r.capacityBytes} bytes, over the limit of ${range.limit}`;
+  const access = caps[0]?.accessType;
+  if (access !== undefined && access !== r.accessType) return `it was created for ${r.accessType} access`;
+  const fs = caps.find((c) => c.fsType !== '')?.fsType;
+  if (fs !== undefined && r.accessType === 'mount' && fs !== r.fsType) return `it was created for ${r.fsType}`;
+  if (!sameParameters(r.parameters, params)) return 'its parameters differ';
+  return undefined;
+}
+
+export function controllerService(ctx: DriverContext) {
+  const { catalog } = ctx;
+
+  async function createVolume(req: csi.CreateVolumeRequest__Output): Promise<csi.CreateVolumeResponse> {
+    const name = requireName(req.name);
+    const caps = readCapabilities(req.volume_capabilities);
+    const params = readParameters(req.parameters, catalog);
+    const range = readRange(req.capacity_range);
+    if (req.volume_content_source) {
+      throw invalidArgument('volume_content_source is not supported: Lode does not clone volumes or restore snapshots yet');
+    }
+    const requisite = req.accessibility_requirements?.requisite ?? [];
+    if (requisite.length > 0 && !requisite.some((t) => ctx.isThisNode(t.segments))) {
+      throw resourceExhausted(`node ${ctx.config.nodeId} is not among the requisite topologies; this driver provisions only on its own node`);
+    }
+    const accessType = caps[0]?.accessType ?? 'mount';
+    const fsType = accessType === 'block' ? '' : (caps.find((c) => c.fsType !== '')?.fsType || params.fsType || 'ext4');
+    const id = volumeIdForName(name);
+
+    return ctx.locks.with([id], async () => {
+      let existing = catalog.get(id);
+      if (existing?.state === 'deleting') {
+        await catalog.destroy(existing);
+        existing = undefined;
+      }
+      if (existing) {
+        const why = incompatibility(existing, range, params.pool, caps, req.parameters);
+        if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
+        return { volume: toCsiVolume(ctx, existing) };
+      }
+      const pool = catalog.pool(params.pool).config;
+      const size = chooseSize(range, pool, fsType);
+      const stats = catalog.statsOf(params.pool);
+      if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
+        throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
+      }
+      if (size > stats.availableBytes) {
+        throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} has ${formatSize(stats.availableBytes)} free; ${formatSize(size)} asked`);
+      }
+      const record: VolumeRecord = {
+        version: 1, id, name, pool: params.pool, capacityBytes: size, state: 'creating',
+        accessType, fsType, formatted: false, parameters: { ...req.parameters }, ephemeral: false,
+        createdAt: new Date().toISOString(), staging: null, stagingFlags: [], publications: [],
+      };
+      try {
+        await catalog.provision(record);
+      } catch (err) {
+        if (err instanceof PoolFullError) throw resourceExhausted(`pool ${err.pool} on node ${ctx.config.nodeId} has ${formatSize(err.available)} free; ${formatSize(err.requested)} asked`);
+        throw err;
+      }
+      return { volume: toCsiVolume(ctx, record) };
+    });
+  }
+
+  async function deleteVolume(req: csi.DeleteVolumeRequest__Output): Promise<csi.DeleteVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    return ctx.locks.with([id], async () => {
+      const r = catalog.get(id);
+      if (!r) return {}; // deleting what is gone is success (idempotency)
+      if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it goes away with NodeUnpublishVolume`);
+      const holders = await holdersOf(r);
+      if (holders.length > 0) throw failedPrecondition(`volume ${id} is in use: ${holders.join(', ')}`);
+      await catalog.destroy(r);
+      return {};
+    });
+  }
+
+  async function validateVolumeCapabilities(req: csi.ValidateVolumeCapabilitiesRequest__Output): Promise<csi.ValidateVolumeCapabilitiesResponse> {
+    const id = requireVolumeId(req.volume_id);
+    if (req.volume_capabilities.length === 0) throw invalidArgument('volume_capabilities is required');
+    const r = catalog.get(id);
+    if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
+    for (const [i, cap] of req.volume_capabilities.entries()) {
+      const parsed = parseCapability(cap, `volume_capabilities[${i}]`);
+      if (typeof parsed === 'string') return { message: parsed };
+      if (parsed.accessType !== r.accessType) return { message: `volume ${id} was created for ${r.accessType} access` };
+      if (parsed.fsType !== '' && r.accessType === 'mount' && parsed.fsType !== r.fsType) return { message: `volume ${id} holds ${r.fsType}, not ${parsed.fsType}` };
+    }
+    if (Object.keys(req.parameters).length > 0 && !sameParameters(req.parameters, r.parameters)) {
+      return { message: `volume ${id} was created with other parameters` };
+    }
+    return {
+      confirmed: {
+        volume_context: req.volume_context,
+        volume_capabilities: req.volume_capabilities,
+        parameters: req.parameters,
+      },
+    };
+  }
+
+  async function listVolumes(req: csi.ListVolumesRequest__Output): Promise<csi.ListVolumesResponse> {
+    if (req.max_entries < 0) throw invalidArgument('max_entries must not be negative');
+    const all = catalog.list().filter((r) => r.state === 'ready' && !r.ephemeral);
+    let start = 0;
+    if (req.starting_token !== '') {
+      // The token is the index into the id-ordered list where the next page starts.
+      if (!/^\d+$/.test(req.starting_token) || Number(req.starting_token) > all.length) {
+        throw aborted(`starting_token "${req.starting_token}" is not valid (the volume list may have changed)`);
+      }
+      start = Number(req.starting_token);
+    }
+    const end = req.max_entries > 0 ? Math.min(all.length, start + req.max_entries) : all.length;
+    return {
+      entries: all.slice(start, end).map((r) => ({ volume: toCsiVolume(ctx, r) })),
+      next_token: end < all.length ? String(end) : '',
+    };
+  }
+
+  async function getCapacity(req: csi.GetCapacityRequest__Output): Promise<csi.GetCapacityResponse> {
+    const params = readParameters(req.parameters, catalog);
+    const zero = { available_capacity: '0', maximum_volume_size: { value: '0' }, minimum_volume_size: { value: '0' } };
+    if (req.accessible_topology && !ctx.isThisNode(req.accessible_topology.segments)) return zero;
+    for (const [i, cap] of req.volume_capabilities.entries()) {
+      if (typeof parseCapability(cap, `volume_capabilities[${i}]`) === 'string') return zero;
+    }
+    const stats = catalog.statsOf(params.pool);
+    const pool = catalog.pool(params.pool).config;
+    const available = stats.availableBytes;
+    const maximum = Math.min(available, pool.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
+    return {
+      available_capacity: String(available),
+      maximum_volume_size: { value: String(maximum) },
+      minimum_volume_size: { value: String(minimumFor(params.fsType)) },
+    };
+  }
+
+  async function controllerGetCapabilities(): Promise<csi.ControllerGetCapabilitiesResponse> {
+    return { capabilities: CONTROLLER_CAPABILITIES.map((type) => ({ rpc: { type } })) };
+  }
+
+  async function controllerExpandVolume(req: csi.ControllerExpandVolumeRequest__Output): Promise<csi.ControllerExpandVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    if (!req.capacity_range) throw invalidArgument('capacity_range is required');
+    const range = readRange(req.capacity_range);
+    if (req.volume_capability) requireCapability(req.volume_capability, 'volume_capability');
+    return ctx.locks.with([id], async () => {
+      const r = catalog.get(id);
+      if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
+      if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume and cannot be expanded`);
+      const pool = catalog.pool(r.pool);
+      const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, pool.config, r.fsType);
+      if (range.limit > 0 && r.capacityBytes > range.limit) {
+        throw outOfRange(`volume ${id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
+      }
+      if (size > r.capacityBytes) {
+        if (pool.config.maxVolumeBytes !== undefined && size > pool.config.maxVolumeBytes) {
+          throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}`);
+        }
+        try {
+          await catalog.grow(r, size);
+        } catch (err) {
+          if (err instanceof PoolFullError) throw resourceExhausted(`pool ${err.pool} has ${formatSize(err.available)} free; growing by ${formatSize(err.requested)} needs more`);
+          throw err;
+        }
+        // An attached device keeps its old size until told; the filesystem grows in NodeExpandVolume.
+        await pool.refreshDevice(r);
+      }
+      return { capacity_bytes: String(r.capacityBytes), node_expansion_required: true };
+    });
+  }
+
+  return {
+    CreateVolume: createVolume,
+    DeleteVolume: deleteVolume,
+    ValidateVolumeCapabilities: validateVolumeCapabilities,
+    ListVolumes: listVolumes,
+    GetCapacity: getCapacity,
+    ControllerGetCapabilities: controllerGetCapabilities,
+    ControllerExpandVolume: controllerExpandVolume,
+  };
+}
+
+/** Mounts that still use the volume, by the kernel's mount table (records can be stale after a reboot). */
+export async function holdersOf(r: VolumeRecord): Promise<string[]> {
+  const paths = [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
+  const held: string[] = [];
+  for (const p of paths) if (await findMount(p)) held.push(p);
+  return held;
+}

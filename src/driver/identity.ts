@@ -1,0 +1,38 @@
+// The CSI Identity service: who this plugin is, what it can do, and whether it is ready.
+import type * as csi from '../csi/types.js';
+import { loopSupported } from '../sys/loop.js';
+import type { DriverContext } from './context.js';
+import { failedPrecondition } from './errors.js';
+
+/** Why the driver cannot serve volumes right now, or undefined when it can. */
+export async function readinessProblem(ctx: DriverContext): Promise<string | undefined> {
+  if (!(await loopSupported())) return 'loop devices are not available (/dev/loop-control is missing)';
+  for (const name of ctx.catalog.poolNames()) {
+    const problem = await ctx.catalog.pool(name).healthy();
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+export function identityService(ctx: DriverContext) {
+  return {
+    GetPluginInfo: async (): Promise<csi.GetPluginInfoResponse> => ({
+      name: ctx.config.driverName,
+      vendor_version: ctx.config.vendorVersion,
+      manifest: { backend: 'loop', pools: ctx.catalog.poolNames().join(',') },
+    }),
+    GetPluginCapabilities: async (): Promise<csi.GetPluginCapabilitiesResponse> => ({
+      capabilities: [
+        { service: { type: 'CONTROLLER_SERVICE' } },
+        { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
+        { volume_expansion: { type: 'ONLINE' } },
+      ],
+    }),
+    Probe: async (): Promise<csi.ProbeResponse> => {
+      // An unhealthy plugin answers with an error, so the reason reaches the caller's log.
+      const problem = await readinessProblem(ctx);
+      if (problem !== undefined) throw failedPrecondition(problem);
+      return { ready: { value: true } };
+    },
+  };
+}

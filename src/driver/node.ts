@@ -1,0 +1,363 @@
+// The CSI Node service: stage (attach, format once, mount), publish (bind), inline ephemeral volumes, stats, expansion.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type * as csi from '../csi/types.js';
+import type { Pool } from '../pool/pool.js';
+import { formatSize } from '../pool/sizes.js';
+import { PoolFullError } from '../pool/volume-catalog.js';
+import type { Publication, VolumeRecord } from '../pool/volume-record.js';
+import { deviceNumber } from '../sys/device-id.js';
+import { filesystemErrorCount, growFilesystem, makeFilesystem } from '../sys/filesystem.js';
+import { bindMount, findMount, mountDevice, type MountEntry } from '../sys/mounts.js';
+import { run } from '../sys/exec.js';
+import { isReadOnlyMode, requireCapability, type Capability } from './capability.js';
+import type { DriverContext } from './context.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, outOfRange, resourceExhausted } from './errors.js';
+import { EPHEMERAL_KEY, readInlineAttributes } from './parameters.js';
+import { chooseSize, readRange } from './sizing.js';
+import { requireTargetPath, requireVolumeId } from './validate.js';
+
+export const NODE_CAPABILITIES = [
+  'STAGE_UNSTAGE_VOLUME',
+  'GET_VOLUME_STATS',
+  'EXPAND_VOLUME',
+  'VOLUME_CONDITION',
+  'SINGLE_NODE_MULTI_WRITER',
+] as const;
+
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
+}
+
+/** Removes the directory or empty device file the driver made at a target; never anything with content. */
+async function removeTarget(target: string): Promise<void> {
+  let st;
+  try {
+    st = await fs.lstat(target);
+  } catch {
+    return;
+  }
+  if (st.isDirectory()) await fs.rmdir(target).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw failedPrecondition(`cannot remove ${target}: ${err.message}`);
+  });
+  else if (st.isFile() && st.size === 0) await fs.unlink(target).catch(() => undefined);
+}
+
+async function unmount(target: string): Promise<void> {
+  await run('umount', [target], { timeoutMs: 120_000 });
+}
+
+function readOnlyMount(m: MountEntry): boolean {
+  return m.options.includes('ro');
+}
+
+export function nodeService(ctx: DriverContext) {
+  const { catalog } = ctx;
+  const checkPath = (p: string, field: string) => requireTargetPath(p, field, ctx.targetRoots(), catalog.poolDirs());
+
+  function volume(id: string): VolumeRecord {
+    const r = catalog.get(id);
+    if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist on node ${ctx.config.nodeId}`);
+    return r;
+  }
+
+  /** True when the mount at a target is this volume's: same filesystem, or a bind of one of its devices. */
+  async function belongsTo(m: MountEntry, r: VolumeRecord, pool: Pool): Promise<boolean> {
+    const devices = [await pool.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
+    for (const d of devices) {
+      if (m.devId === (await deviceNumber(d))) return true;
+      if (m.root === '/' + path.basename(d)) return true;
+    }
+    return false;
+  }
+
+  async function stage(req: csi.NodeStageVolumeRequest__Output): Promise<csi.NodeStageVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    const cap = requireCapability(req.volume_capability, 'volume_capability');
+    return ctx.locks.with([id], async () => {
+      const r = volume(id);
+      if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it is never staged`);
+      if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
+      const pool = catalog.pool(r.pool);
+      if (r.staging !== null && r.staging !== staging) {
+        const stillThere = r.accessType === 'mount' ? await findMount(r.staging) : await pool.device(r);
+        if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
+      }
+      const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
+      if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
+      if (r.staging === staging && !sameFlags(r.stagingFlags, cap.mountFlags)) {
+        if (r.accessType === 'block' || (await findMount(staging))) {
+          throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
+        }
+      }
+      const device = await pool.attach(r);
+      await fs.mkdir(staging, { recursive: true });
+      if (r.accessType === 'mount' && fsType !== '') {
+        if (!r.formatted) {
+          // Format once: the record, not a probe of the device, says whether this volume
+          // was ever formatted, so a volume is never reformatted over user data.
+          await makeFilesystem(device, fsType);
+          r.formatted = true;
+          r.fsType = fsType;
+          await catalog.save(r);
+        }
+        const m = await findMount(staging);
+        if (m) {
+          if (m.devId !== (await deviceNumber(device))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+        } else {
+          const opts = [isReadOnlyMode(cap.mode) ? 'ro' : 'rw', ...cap.mountFlags];
+          await mountDevice(device, staging, fsType, opts);
+        }
+      }
+      if (r.staging !== staging || !sameFlags(r.stagingFlags, cap.mountFlags)) {
+        r.staging = staging;
+        r.stagingFlags = cap.mountFlags;
+        await catalog.save(r);
+      }
+      return {};
+    });
+  }
+
+  async function unstage(req: csi.NodeUnstageVolumeRequest__Output): Promise<csi.NodeUnstageVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    return ctx.locks.with([id], async () => {
+      const r = catalog.get(id);
+      const m = await findMount(staging);
+      if (!r || r.state !== 'ready') {
+        if (m) throw notFound(`volume ${id} does not exist; the mount at ${staging} is left alone`);
+        return {};
+      }
+      if (r.staging !== null && r.staging !== staging) return {}; // staged elsewhere: nothing at this path is ours
+      const live: Publication[] = [];
+      for (const p of r.publications) if (await findMount(p.targetPath)) live.push(p);
+      if (live.length > 0) throw failedPrecondition(`volume ${id} is still published at ${live.map((p) => p.targetPath).join(', ')}`);
+      const pool = catalog.pool(r.pool);
+      if (m) {
+        if (!(await belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
+        await unmount(staging);
+      }
+      await pool.detach(r);
+      r.staging = null;
+      r.stagingFlags = [];
+      r.publications = [];
+      await catalog.save(r);
+      return {};
+    });
+  }
+
+  async function publish(req: csi.NodePublishVolumeRequest__Output): Promise<csi.NodePublishVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    const target = checkPath(req.target_path, 'target_path');
+    const cap = requireCapability(req.volume_capability, 'volume_capability');
+    const readOnly = req.readonly || isReadOnlyMode(cap.mode);
+    if (req.volume_context[EPHEMERAL_KEY] === 'true') return publishInline(req, id, target, cap, readOnly);
+    if (req.staging_target_path === '') throw invalidArgument('staging_target_path is required: this driver stages volumes (STAGE_UNSTAGE_VOLUME)');
+    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    return ctx.locks.with([id], async () => {
+      const r = volume(id);
+      if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
+      if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
+      if (r.staging !== staging) throw failedPrecondition(`volume ${id} is not staged at ${staging}; call NodeStageVolume first`);
+      const pool = catalog.pool(r.pool);
+      const stagingMount = r.accessType === 'mount' ? await findMount(staging) : undefined;
+      if (r.accessType === 'mount' && !stagingMount) throw failedPrecondition(`volume ${id}'s staging mount at ${staging} is gone; stage it again`);
+      const known = r.publications.find((p) => p.targetPath === target);
+      const m = await findMount(target);
+      if (m) {
+        if (!known && !(await belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
+        if (readOnlyMount(m) !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
+        if (!known) {
+          r.publications.push({ targetPath: target, readOnly });
+          await catalog.save(r);
+        }
+        return {};
+      }
+      const pub: Publication = { targetPath: target, readOnly };
+      if (r.accessType === 'mount') {
+        await fs.mkdir(target, { recursive: true });
+        await bindMount(staging, target, readOnly);
+      } else {
+        // A read-only raw block publication gets its own read-only loop device: a read-only
+        // bind of a writable device node would still let the pod write.
+        const device = readOnly ? await pool.attach(r, true) : (await pool.device(r)) ?? (await pool.attach(r));
+        if (readOnly) pub.device = device;
+        await fs.mkdir(path.dirname(target), { recursive: true });
+        await (await fs.open(target, 'a', 0o600)).close();
+        await bindMount(device, target, false);
+      }
+      r.publications = [...r.publications.filter((p) => p.targetPath !== target), pub];
+      await catalog.save(r);
+      return {};
+    });
+  }
+
+  async function publishInline(
+    req: csi.NodePublishVolumeRequest__Output, id: string, target: string, cap: Capability, readOnly: boolean,
+  ): Promise<csi.NodePublishVolumeResponse> {
+    if (cap.accessType !== 'mount') throw invalidArgument('inline ephemeral volumes are filesystems; block access is not supported');
+    const attrs = readInlineAttributes(req.volume_context, catalog);
+    return ctx.locks.with([id], async () => {
+      const existing = catalog.get(id);
+      if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
+      if (existing) {
+        const pub = existing.publications[0];
+        if (pub && pub.targetPath !== target) throw failedPrecondition(`inline volume ${id} is published at ${pub.targetPath}`);
+        const m = await findMount(target);
+        if (m) {
+          if (readOnlyMount(m) !== readOnly) throw alreadyExists(`inline volume ${id} is published ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
+          return {};
+        }
+        // Mount lost (a reboot): mount the existing filesystem again.
+        const device = await catalog.pool(existing.pool).attach(existing);
+        await fs.mkdir(target, { recursive: true });
+        await mountDevice(device, target, existing.fsType || 'ext4', [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+        return {};
+      }
+      if (await findMount(target)) throw failedPrecondition(`something else is mounted at ${target}`);
+      const pool = catalog.pool(attrs.pool).config;
+      const fsType = cap.fsType || attrs.fsType || 'ext4';
+      const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);
+      if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
+        throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
+      }
+      const record: VolumeRecord = {
+        version: 1, id, name: id, pool: pool.name, capacityBytes: size, state: 'creating', accessType: 'mount',
+        fsType, formatted: false, parameters: { ...req.volume_context }, ephemeral: true,
+        createdAt: new Date().toISOString(), staging: null, stagingFlags: cap.mountFlags,
+        publications: [{ targetPath: target, readOnly }],
+      };
+      try {
+        await catalog.provision(record, async (rec, p) => {
+          const device = await p.attach(rec);
+          await makeFilesystem(device, fsType);
+          rec.formatted = true;
+          await fs.mkdir(target, { recursive: true });
+          await mountDevice(device, target, fsType, [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+        });
+      } catch (err) {
+        if (err instanceof PoolFullError) {
+          throw resourceExhausted(`pool ${err.pool} on node ${ctx.config.nodeId} has ${formatSize(err.available)} free; inline volume needs ${formatSize(err.requested)}`);
+        }
+        await removeTarget(target);
+        throw err;
+      }
+      return {};
+    });
+  }
+
+  async function unpublish(req: csi.NodeUnpublishVolumeRequest__Output): Promise<csi.NodeUnpublishVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    const target = checkPath(req.target_path, 'target_path');
+    return ctx.locks.with([id], async () => {
+      const r = catalog.get(id);
+      const m = await findMount(target);
+      if (!r) {
+        if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
+        await removeTarget(target);
+        return {};
+      }
+      const pool = catalog.pool(r.pool);
+      const pub = r.publications.find((p) => p.targetPath === target);
+      if (m) {
+        if (!pub && !(await belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
+        await unmount(target);
+      }
+      await removeTarget(target);
+      if (pub?.device) await pool.detachDevice(pub.device);
+      if (r.ephemeral) {
+        await catalog.destroy(r);
+        return {};
+      }
+      if (pub) {
+        r.publications = r.publications.filter((p) => p !== pub);
+        await catalog.save(r);
+      }
+      return {};
+    });
+  }
+
+  function pathsOf(r: VolumeRecord): string[] {
+    return [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
+  }
+
+  function requirePathOf(r: VolumeRecord, p: string): string {
+    const normal = path.isAbsolute(p) ? path.normalize(p).replace(/(.)\/+$/, '$1') : p;
+    if (!pathsOf(r).includes(normal)) throw notFound(`volume ${r.id} is not staged or published at "${p}"`);
+    return normal;
+  }
+
+  async function getVolumeStats(req: csi.NodeGetVolumeStatsRequest__Output): Promise<csi.NodeGetVolumeStatsResponse> {
+    const id = requireVolumeId(req.volume_id);
+    if (req.volume_path === '') throw invalidArgument('volume_path is required');
+    const r = volume(id);
+    const volumePath = requirePathOf(r, req.volume_path);
+    const pool = catalog.pool(r.pool);
+    let problem = await pool.problem(r);
+    const m = await findMount(volumePath);
+    if (!problem && !m && (r.accessType === 'mount' || volumePath !== r.staging)) problem = `${volumePath} is not mounted`;
+    if (r.accessType === 'block') {
+      return {
+        usage: [{ unit: 'BYTES', total: String(r.capacityBytes) }],
+        volume_condition: { abnormal: problem !== undefined, message: problem ?? 'healthy' },
+      };
+    }
+    let s;
+    try {
+      s = await fs.statfs(volumePath);
+    } catch (err) {
+      throw notFound(`volume path ${volumePath}: ${(err as Error).message}`);
+    }
+    if (!problem && m && m.source.startsWith('/dev/loop')) {
+      const errors = await filesystemErrorCount(m.source);
+      if (errors > 0) problem = `the filesystem reported ${errors} error(s); check the kernel log and run fsck`;
+    }
+    return {
+      usage: [
+        { unit: 'BYTES', total: String(s.blocks * s.bsize), available: String(s.bavail * s.bsize), used: String((s.blocks - s.bfree) * s.bsize) },
+        { unit: 'INODES', total: String(s.files), available: String(s.ffree), used: String(s.files - s.ffree) },
+      ],
+      volume_condition: { abnormal: problem !== undefined, message: problem ?? 'healthy' },
+    };
+  }
+
+  async function expand(req: csi.NodeExpandVolumeRequest__Output): Promise<csi.NodeExpandVolumeResponse> {
+    const id = requireVolumeId(req.volume_id);
+    if (req.volume_path === '') throw invalidArgument('volume_path is required');
+    const range = readRange(req.capacity_range);
+    if (req.volume_capability) requireCapability(req.volume_capability, 'volume_capability');
+    return ctx.locks.with([id], async () => {
+      const r = volume(id);
+      const volumePath = requirePathOf(r, req.volume_path);
+      if (range.required > r.capacityBytes) {
+        throw outOfRange(`volume ${id} has ${r.capacityBytes} bytes; ControllerExpandVolume must grow it to ${range.required} first`);
+      }
+      const pool = catalog.pool(r.pool);
+      await pool.refreshDevice(r);
+      if (r.accessType === 'mount') {
+        const m = await findMount(volumePath);
+        if (!m) throw failedPrecondition(`volume ${id} is not mounted at ${volumePath}`);
+        await growFilesystem(m.source, volumePath, r.fsType || 'ext4');
+      }
+      return { capacity_bytes: String(r.capacityBytes) };
+    });
+  }
+
+  return {
+    NodeStageVolume: stage,
+    NodeUnstageVolume: unstage,
+    NodePublishVolume: publish,
+    NodeUnpublishVolume: unpublish,
+    NodeGetVolumeStats: getVolumeStats,
+    NodeExpandVolume: expand,
+    NodeGetCapabilities: async (): Promise<csi.NodeGetCapabilitiesResponse> => ({
+      capabilities: NODE_CAPABILITIES.map((type) => ({ rpc: { type } })),
+    }),
+    NodeGetInfo: async (): Promise<csi.NodeGetInfoResponse> => ({
+      node_id: ctx.config.nodeId,
+      max_volumes_per_node: '0',
+      accessible_topology: ctx.topology(),
+    }),
+  };
+}

@@ -1,0 +1,61 @@
+// StorageClass parameters (CreateVolume, GetCapacity) and inline-volume attributes: which keys exist and what they mean.
+import { isSupportedFsType, SUPPORTED_FS_TYPES, type FsType } from '../sys/filesystem.js';
+import { parseSize } from '../pool/sizes.js';
+import type { VolumeCatalog } from '../pool/volume-catalog.js';
+import { invalidArgument } from './errors.js';
+
+/** Keys Kubernetes itself adds (PVC/PV names, pod info, the fstype the provisioner lifts out). */
+export const KUBERNETES_PREFIX = 'csi.storage.k8s.io/';
+export const FSTYPE_KEY = 'csi.storage.k8s.io/fstype';
+export const EPHEMERAL_KEY = 'csi.storage.k8s.io/ephemeral';
+
+export const PARAM_POOL = 'pool';
+export const PARAM_FSTYPE = 'fsType';
+export const ATTR_SIZE = 'size';
+
+export interface VolumeParameters {
+  pool: string;
+  /** '' when neither parameter named one. */
+  fsType: FsType | '';
+}
+
+function check(map: Record<string, string>, known: readonly string[], what: string): void {
+  for (const key of Object.keys(map)) {
+    if (key.startsWith(KUBERNETES_PREFIX)) continue;
+    if (!known.includes(key)) {
+      throw invalidArgument(`unknown ${what} "${key}" (known: ${known.join(', ')}, and ${KUBERNETES_PREFIX}* keys)`);
+    }
+  }
+}
+
+function readCommon(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters {
+  const pool = map[PARAM_POOL] ?? catalog.poolNames()[0] ?? '';
+  if (!catalog.hasPool(pool)) {
+    throw invalidArgument(`pool "${pool}" does not exist on this node (pools: ${catalog.poolNames().join(', ')})`);
+  }
+  const fs = map[PARAM_FSTYPE] ?? map[FSTYPE_KEY] ?? '';
+  if (fs !== '' && !isSupportedFsType(fs)) throw invalidArgument(`fsType "${fs}" is not supported (supported: ${SUPPORTED_FS_TYPES.join(', ')})`);
+  return { pool, fsType: fs as FsType | '' };
+}
+
+/** CreateVolume and GetCapacity parameters. */
+export function readParameters(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters {
+  check(map, [PARAM_POOL, PARAM_FSTYPE], 'parameter');
+  return readCommon(map, catalog);
+}
+
+/** Attributes of a CSI inline ephemeral volume (the pod spec's volumeAttributes). */
+export function readInlineAttributes(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters & { sizeBytes: number | undefined } {
+  check(map, [PARAM_POOL, PARAM_FSTYPE, ATTR_SIZE], 'volume attribute');
+  const common = readCommon(map, catalog);
+  let sizeBytes: number | undefined;
+  const size = map[ATTR_SIZE];
+  if (size !== undefined) {
+    try {
+      sizeBytes = parseSize(size);
+    } catch (err) {
+      throw invalidArgument(`volume attribute size: ${(err as Error).message}`);
+    }
+  }
+  return { ...common, sizeBytes };
+}

@@ -1,0 +1,82 @@
+// Starts the driver: opens the pools, binds the gRPC server to its unix socket (refusing a live one), and stops cleanly.
+import { promises as fs } from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { csiPackage } from '../csi/proto.js';
+import { VolumeCatalog } from '../pool/volume-catalog.js';
+import { log } from '../util/log.js';
+import type { DriverConfig } from './config.js';
+import { DriverContext } from './context.js';
+import { controllerService } from './controller.js';
+import { identityService } from './identity.js';
+import { nodeService } from './node.js';
+import type { RpcObserver } from './observer.js';
+import { adaptService } from './rpc-adapter.js';
+
+export interface RunningDriver {
+  ctx: DriverContext;
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+/** unix:///a/b.sock -> /a/b.sock; anything else is refused. */
+export function socketPathOf(endpoint: string): string {
+  const m = /^unix:\/\/(\/.+)$/.exec(endpoint) ?? /^unix:(\/.+)$/.exec(endpoint);
+  if (!m?.[1]) throw new Error(`--endpoint "${endpoint}" must be unix:///absolute/path.sock`);
+  return m[1];
+}
+
+/** True when some process accepts connections on the socket. */
+function socketInUse(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const conn = net.connect(socketPath);
+    conn.once('connect', () => { conn.destroy(); resolve(true); });
+    conn.once('error', () => resolve(false));
+  });
+}
+
+async function prepareSocket(socketPath: string): Promise<void> {
+  await fs.mkdir(path.dirname(socketPath), { recursive: true, mode: 0o750 });
+  let st;
+  try {
+    st = await fs.lstat(socketPath);
+  } catch {
+    return;
+  }
+  if (!st.isSocket()) throw new Error(`${socketPath} exists and is not a socket; refusing to replace it`);
+  if (await socketInUse(socketPath)) throw new Error(`${socketPath} is in use by another process (is another driver running?)`);
+  await fs.unlink(socketPath); // left by a driver that died
+}
+
+export async function startDriver(config: DriverConfig, observer?: RpcObserver): Promise<RunningDriver> {
+  const socketPath = socketPathOf(config.endpoint);
+  await prepareSocket(socketPath);
+  const catalog = await VolumeCatalog.open(config.pools);
+  const ctx = new DriverContext(config, catalog);
+  const pkg = csiPackage().csi.v1;
+  const server = new grpc.Server();
+  server.addService(pkg.Identity.service, adaptService(identityService(ctx), observer));
+  server.addService(pkg.Controller.service, adaptService(controllerService(ctx), observer));
+  server.addService(pkg.Node.service, adaptService(nodeService(ctx), observer));
+  await new Promise<void>((resolve, reject) => {
+    server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+  });
+  // Only root (and the socket's group) may talk to a driver that mounts filesystems.
+  await fs.chmod(socketPath, 0o660);
+  log('info', 'driver started', {
+    endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
+    pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes })),
+  });
+  return {
+    ctx,
+    socketPath,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 10_000);
+        server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+      });
+      await fs.rm(socketPath, { force: true });
+    },
+  };
+}

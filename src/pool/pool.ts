@@ -1,0 +1,50 @@
+// The storage-pool interface every backend implements, and the configuration of one pool.
+import type { PoolStats } from '../driver/observer.js';
+import type { VolumeRecord } from './volume-record.js';
+
+export interface PoolConfig {
+  name: string;
+  backend: 'loop';
+  dir: string;
+  /** Bytes the pool may hand out; undefined = what the directory's filesystem can hold. */
+  sizeBytes?: number;
+  /** Size of a volume created without a capacity request. */
+  defaultVolumeBytes: number;
+  /** Largest single volume; undefined = no limit but the free space. */
+  maxVolumeBytes?: number;
+}
+
+/**
+ * A backend manages the backing storage of volumes; the driver decides what to do and
+ * when, records state, and holds the locks. Every method is idempotent and safe to
+ * retry after a crash at any point inside it.
+ */
+export interface Pool {
+  readonly config: PoolConfig;
+  /** Prepares the directory and brings backing storage in line with the records. */
+  open(records: VolumeRecord[]): Promise<void>;
+  /** Capacity figures from memory (never a disk scan). `allocatedBytes` is passed in by the ledger. */
+  stats(allocatedBytes: number, volumes: number): PoolStats;
+  /** Re-reads what the underlying filesystem can still hold (unsized pools). */
+  refresh(allocatedBytes: number): Promise<void>;
+  /** Creates or completes the backing storage for `record.capacityBytes`. */
+  allocate(record: VolumeRecord): Promise<void>;
+  /** Grows the backing storage to `record.capacityBytes`. */
+  grow(record: VolumeRecord): Promise<void>;
+  /** Removes the backing storage; nothing there is not an error. */
+  release(record: VolumeRecord): Promise<void>;
+  /** A block device for the volume (attaching it if needed). */
+  attach(record: VolumeRecord, readOnly?: boolean): Promise<string>;
+  /** Detaches every device of the volume. */
+  detach(record: VolumeRecord): Promise<void>;
+  /** Detaches one device (a read-only raw block publication's own device). */
+  detachDevice(device: string): Promise<void>;
+  /** The writable device of the volume if attached. */
+  device(record: VolumeRecord): Promise<string | undefined>;
+  /** Makes an attached device see the grown backing storage. */
+  refreshDevice(record: VolumeRecord): Promise<void>;
+  /** Why the backing storage is unusable, or undefined when it is fine. */
+  problem(record: VolumeRecord): Promise<string | undefined>;
+  /** Whether the pool directory is usable right now (for Probe). */
+  healthy(): Promise<string | undefined>;
+}

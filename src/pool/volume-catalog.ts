@@ -1,0 +1,212 @@
+// Every volume on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { PoolStats, PoolStatsSource } from '../driver/observer.js';
+import { unmountIfMounted } from '../sys/mounts.js';
+import { log } from '../util/log.js';
+import { LoopPool, volumesDir } from './loop-pool.js';
+import type { Pool, PoolConfig } from './pool.js';
+import { RecordStore } from './record-store.js';
+import type { VolumeRecord } from './volume-record.js';
+
+interface PoolEntry {
+  pool: Pool;
+  store: RecordStore;
+  allocatedBytes: number;
+  volumes: number;
+}
+
+/** Raised when a pool cannot take a volume of the asked size. */
+export class PoolFullError extends Error {
+  constructor(readonly pool: string, readonly requested: number, readonly available: number) {
+    super(`pool ${pool} has ${available} bytes free, ${requested} asked`);
+    this.name = 'PoolFullError';
+  }
+}
+
+export class VolumeCatalog implements PoolStatsSource {
+  private readonly records = new Map<string, VolumeRecord>();
+  private readonly entries = new Map<string, PoolEntry>();
+  /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
+  private sortedIds: string[] | undefined;
+
+  private constructor(readonly poolOrder: string[]) {}
+
+  /** Opens every pool, loads its records and finishes or undoes what a crash interrupted. */
+  static async open(configs: PoolConfig[]): Promise<VolumeCatalog> {
+    const catalog = new VolumeCatalog(configs.map((c) => c.name));
+    for (const config of configs) {
+      const pool = new LoopPool(config);
+      const store = new RecordStore(volumesDir(config.dir));
+      await fs.mkdir(volumesDir(config.dir), { recursive: true, mode: 0o700 });
+      const records = await store.loadAll();
+      const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0 };
+      catalog.entries.set(config.name, entry);
+      for (const r of records) {
+        if (r.pool !== config.name) {
+          log('warn', 'volume record names another pool; adopting it into this one', { id: r.id, pool: config.name, recorded: r.pool });
+          r.pool = config.name;
+        }
+        catalog.add(r);
+      }
+      for (const r of records) await catalog.recover(r);
+      await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name));
+    }
+    return catalog;
+  }
+
+  /** A creating volume is rolled back (a retried create makes it again); a deleting one is finished. */
+  private async recover(r: VolumeRecord): Promise<void> {
+    if (r.state === 'ready') return;
+    log('info', r.state === 'creating' ? 'rolling back interrupted create' : 'finishing interrupted delete', { id: r.id, pool: r.pool });
+    for (const p of r.publications) await unmountIfMounted(p.targetPath);
+    if (r.staging) await unmountIfMounted(r.staging);
+    await this.destroy(r);
+  }
+
+  private add(r: VolumeRecord): void {
+    this.records.set(r.id, r);
+    const e = this.entry(r.pool);
+    e.allocatedBytes += r.capacityBytes;
+    e.volumes += 1;
+    this.sortedIds = undefined;
+  }
+
+  private drop(r: VolumeRecord): void {
+    if (this.records.get(r.id) !== r) return;
+    this.records.delete(r.id);
+    const e = this.entry(r.pool);
+    e.allocatedBytes -= r.capacityBytes;
+    e.volumes -= 1;
+    this.sortedIds = undefined;
+  }
+
+  private entry(pool: string): PoolEntry {
+    const e = this.entries.get(pool);
+    if (!e) throw new Error(`no pool named ${pool}`);
+    return e;
+  }
+
+  hasPool(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  pool(name: string): Pool {
+    return this.entry(name).pool;
+  }
+
+  poolNames(): string[] {
+    return [...this.poolOrder];
+  }
+
+  /** Directories no stage or publish target may touch. */
+  poolDirs(): string[] {
+    return [...this.entries.values()].map((e) => e.pool.config.dir);
+  }
+
+  get(id: string): VolumeRecord | undefined {
+    return this.records.get(id);
+  }
+
+  /** All volumes ordered by id. */
+  list(): VolumeRecord[] {
+    if (!this.sortedIds) this.sortedIds = [...this.records.keys()].sort();
+    return this.sortedIds.map((id) => this.records.get(id)).filter((r): r is VolumeRecord => r !== undefined);
+  }
+
+  poolStats(): PoolStats[] {
+    return this.poolOrder.map((name) => {
+      const e = this.entry(name);
+      return e.pool.stats(e.allocatedBytes, e.volumes);
+    });
+  }
+
+  statsOf(pool: string): PoolStats {
+    const e = this.entry(pool);
+    return e.pool.stats(e.allocatedBytes, e.volumes);
+  }
+
+  /**
+   * Reserves space and makes the volume: the record is durable in state "creating" before
+   * any storage exists, then `finish` (attach, format, mount for inline volumes) runs, then
+   * the record turns "ready". Any failure undoes all of it.
+   */
+  async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Pool) => Promise<void>): Promise<VolumeRecord> {
+    const e = this.entry(record.pool);
+    // Checked and reserved with no await in between, so concurrent creates never overcommit.
+    const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
+    if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available);
+    record.state = 'creating';
+    this.add(record);
+    try {
+      await e.store.put(record);
+      await e.pool.allocate(record);
+      if (finish) await finish(record, e.pool);
+      record.state = 'ready';
+      await e.store.put(record);
+    } catch (err) {
+      log('warn', 'create failed; undoing it', { id: record.id, error: (err as Error).message });
+      try {
+        for (const p of record.publications) await unmountIfMounted(p.targetPath);
+        await this.destroy(record);
+      } catch (undoErr) {
+        // The record stays "creating"; the next start rolls it back.
+        log('error', 'undo of failed create failed', { id: record.id, error: (undoErr as Error).message });
+      }
+      throw err;
+    }
+    void this.refresh(record.pool);
+    return record;
+  }
+
+  /** Writes the record's current fields. */
+  async save(record: VolumeRecord): Promise<void> {
+    await this.entry(record.pool).store.put(record);
+  }
+
+  /** Marks the volume deleting, releases its storage, forgets it. Safe to call again after a crash. */
+  async destroy(record: VolumeRecord): Promise<void> {
+    const e = this.entry(record.pool);
+    if (record.state !== 'deleting') {
+      record.state = 'deleting';
+      await e.store.put(record);
+    }
+    await e.pool.release(record);
+    await e.store.remove(record.id);
+    this.drop(record);
+    void this.refresh(record.pool);
+  }
+
+  /** Grows a volume's backing storage to `newBytes`, reserving the difference first. */
+  async grow(record: VolumeRecord, newBytes: number): Promise<void> {
+    const e = this.entry(record.pool);
+    const extra = newBytes - record.capacityBytes;
+    if (extra <= 0) return;
+    const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
+    if (extra > available) throw new PoolFullError(record.pool, extra, available);
+    const old = record.capacityBytes;
+    e.allocatedBytes += extra;
+    record.capacityBytes = newBytes;
+    try {
+      // Storage first, record second: a crash in between leaves a larger image than
+      // recorded, which a retried expand simply confirms.
+      await e.pool.grow(record);
+      await e.store.put(record);
+    } catch (err) {
+      e.allocatedBytes -= extra;
+      record.capacityBytes = old;
+      throw err;
+    }
+    void this.refresh(record.pool);
+  }
+
+  private async refresh(pool: string): Promise<void> {
+    const e = this.entry(pool);
+    await e.pool.refresh(e.allocatedBytes).catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
+  }
+
+  /** For logs and tests: where a volume's files live. */
+  volumePath(record: VolumeRecord): string {
+    return path.join(volumesDir(this.entry(record.pool).pool.config.dir), record.id);
+  }
+}

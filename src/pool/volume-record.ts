@@ -1,0 +1,58 @@
+// What Lode stores about each volume, beside its data in the pool; the pool is the source of truth.
+import type { FsType } from '../sys/filesystem.js';
+
+/** creating: space reserved, backing storage maybe partial; ready: usable; deleting: on its way out. */
+export type VolumeState = 'creating' | 'ready' | 'deleting';
+
+export type AccessType = 'mount' | 'block';
+
+/** Where a volume is published, so teardown and DeleteVolume know what still holds it. */
+export interface Publication {
+  targetPath: string;
+  readOnly: boolean;
+  /** The device a read-only raw block publication uses (its own read-only loop device). */
+  device?: string;
+}
+
+export interface VolumeRecord {
+  /** Format version of this record, for future migrations. */
+  version: 1;
+  id: string;
+  /** The CreateVolume name (for inline ephemeral volumes: the id kubelet chose). */
+  name: string;
+  pool: string;
+  capacityBytes: number;
+  state: VolumeState;
+  accessType: AccessType;
+  /** Filesystem to create, or that was created, on a mount volume; "" for block. */
+  fsType: FsType | '';
+  /** True once mkfs succeeded: the volume is never formatted again. */
+  formatted: boolean;
+  /** CreateVolume parameters as the caller sent them, returned again for idempotency checks. */
+  parameters: Record<string, string>;
+  ephemeral: boolean;
+  createdAt: string;
+  /** Staging path while staged. */
+  staging: string | null;
+  /** Mount flags used at stage time, so a second stage with other flags is told apart. */
+  stagingFlags: string[];
+  publications: Publication[];
+}
+
+function isStringMap(v: unknown): v is Record<string, string> {
+  return typeof v === 'object' && v !== null && Object.values(v).every((x) => typeof x === 'string');
+}
+
+/** Checks a record read back from disk; returns a reason when it is not one Lode wrote. */
+export function checkRecord(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null) return 'not an object';
+  const r = v as Partial<VolumeRecord>;
+  if (r.version !== 1) return `unknown version ${String(r.version)}`;
+  if (typeof r.id !== 'string' || typeof r.name !== 'string' || typeof r.pool !== 'string') return 'missing id, name or pool';
+  if (typeof r.capacityBytes !== 'number' || !Number.isSafeInteger(r.capacityBytes) || r.capacityBytes <= 0) return 'bad capacityBytes';
+  if (r.state !== 'creating' && r.state !== 'ready' && r.state !== 'deleting') return `bad state ${String(r.state)}`;
+  if (r.accessType !== 'mount' && r.accessType !== 'block') return 'bad accessType';
+  if (!isStringMap(r.parameters)) return 'bad parameters';
+  if (!Array.isArray(r.publications) || !Array.isArray(r.stagingFlags)) return 'bad publications';
+  return undefined;
+}

@@ -1,0 +1,35 @@
+// Crash-safe file replacement: write a temp file, fsync it, rename over the target, fsync the directory.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** Temp files carry this marker so recovery can tell them from real files. */
+export const TEMP_MARKER = '.tmp-';
+
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const tmp = `${file}${TEMP_MARKER}${randomBytes(6).toString('hex')}`;
+  const handle = await fs.open(tmp, 'wx', 0o600);
+  try {
+    await handle.writeFile(data, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.rm(tmp, { force: true });
+    throw err;
+  }
+  await syncDirectory(path.dirname(file));
+}
+
+/** Makes a rename or unlink in `dir` durable. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
