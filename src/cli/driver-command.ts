@@ -1,6 +1,9 @@
 // `lode driver`: parses flags, checks the machine can serve loop volumes, runs until SIGTERM/SIGINT.
 import { readFileSync } from 'node:fs';
+import { readinessProblem } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
+import { DriverMetrics } from '../metrics/driver-metrics.js';
+import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
 import { loopSupported } from '../sys/loop.js';
 import { log, setLogLevel } from '../util/log.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
@@ -35,18 +38,38 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
     process.stderr.write('lode driver: this kernel has no loop device support (/dev/loop-control is missing; try "modprobe loop")\n');
     return 1;
   }
+  const config = flags.config;
+  let metrics: DriverMetrics | undefined;
   let driver;
   try {
-    driver = await startDriver(flags.config);
+    driver = await startDriver(config, (ctx) => {
+      metrics = new DriverMetrics(ctx.catalog, { driverName: config.driverName, nodeId: config.nodeId });
+      return metrics;
+    });
   } catch (err) {
     process.stderr.write(`lode driver: ${(err as Error).message}\n`);
     return 1;
   }
   const running = driver;
+  let endpoint: HttpEndpoint | undefined;
+  if (config.metricsAddress !== undefined && metrics !== undefined) {
+    try {
+      endpoint = await startHttpEndpoint(config.metricsAddress, metrics, async () => {
+        const problem = await readinessProblem(running.ctx);
+        return problem === undefined ? { ready: true } : { ready: false, message: problem };
+      });
+      log('info', 'metrics and health endpoint listening', { address: config.metricsAddress, port: endpoint.port });
+    } catch (err) {
+      process.stderr.write(`lode driver: ${(err as Error).message}\n`);
+      await running.stop();
+      return 1;
+    }
+  }
+  const http = endpoint;
   return new Promise<number>((resolve) => {
     const shutdown = (signal: string) => {
       log('info', 'stopping', { signal });
-      running.stop().then(() => resolve(0), () => resolve(1));
+      Promise.all([running.stop(), http?.close()]).then(() => resolve(0), () => resolve(1));
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));

@@ -57,26 +57,26 @@ export class CsiClient {
     });
   }
 
-  getPluginInfo(req: csi.GetPluginInfoRequest = {}, o?: CallOptions) { return this.call(this.identity, this.identity.GetPluginInfo, req, o); }
-  getPluginCapabilities(req: csi.GetPluginCapabilitiesRequest = {}, o?: CallOptions) { return this.call(this.identity, this.identity.GetPluginCapabilities, req, o); }
-  probe(req: csi.ProbeRequest = {}, o?: CallOptions) { return this.call(this.identity, this.identity.Probe, req, o); }
+  getPluginInfo(req: csi.GetPluginInfoRequest = {}, o?: CallOptions) { return this.call<csi.GetPluginInfoRequest, csi.GetPluginInfoResponse__Output>(this.identity, this.identity.GetPluginInfo, req, o); }
+  getPluginCapabilities(req: csi.GetPluginCapabilitiesRequest = {}, o?: CallOptions) { return this.call<csi.GetPluginCapabilitiesRequest, csi.GetPluginCapabilitiesResponse__Output>(this.identity, this.identity.GetPluginCapabilities, req, o); }
+  probe(req: csi.ProbeRequest = {}, o?: CallOptions) { return this.call<csi.ProbeRequest, csi.ProbeResponse__Output>(this.identity, this.identity.Probe, req, o); }
 
-  createVolume(req: csi.CreateVolumeRequest, o?: CallOptions) { return this.call(this.controller, this.controller.CreateVolume, req, o); }
-  deleteVolume(req: csi.DeleteVolumeRequest, o?: CallOptions) { return this.call(this.controller, this.controller.DeleteVolume, req, o); }
-  validateVolumeCapabilities(req: csi.ValidateVolumeCapabilitiesRequest, o?: CallOptions) { return this.call(this.controller, this.controller.ValidateVolumeCapabilities, req, o); }
-  listVolumes(req: csi.ListVolumesRequest = {}, o?: CallOptions) { return this.call(this.controller, this.controller.ListVolumes, req, o); }
-  getCapacity(req: csi.GetCapacityRequest = {}, o?: CallOptions) { return this.call(this.controller, this.controller.GetCapacity, req, o); }
-  controllerGetCapabilities(req: csi.ControllerGetCapabilitiesRequest = {}, o?: CallOptions) { return this.call(this.controller, this.controller.ControllerGetCapabilities, req, o); }
-  controllerExpandVolume(req: csi.ControllerExpandVolumeRequest, o?: CallOptions) { return this.call(this.controller, this.controller.ControllerExpandVolume, req, o); }
+  createVolume(req: csi.CreateVolumeRequest, o?: CallOptions) { return this.call<csi.CreateVolumeRequest, csi.CreateVolumeResponse__Output>(this.controller, this.controller.CreateVolume, req, o); }
+  deleteVolume(req: csi.DeleteVolumeRequest, o?: CallOptions) { return this.call<csi.DeleteVolumeRequest, csi.DeleteVolumeResponse__Output>(this.controller, this.controller.DeleteVolume, req, o); }
+  validateVolumeCapabilities(req: csi.ValidateVolumeCapabilitiesRequest, o?: CallOptions) { return this.call<csi.ValidateVolumeCapabilitiesRequest, csi.ValidateVolumeCapabilitiesResponse__Output>(this.controller, this.controller.ValidateVolumeCapabilities, req, o); }
+  listVolumes(req: csi.ListVolumesRequest = {}, o?: CallOptions) { return this.call<csi.ListVolumesRequest, csi.ListVolumesResponse__Output>(this.controller, this.controller.ListVolumes, req, o); }
+  getCapacity(req: csi.GetCapacityRequest = {}, o?: CallOptions) { return this.call<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(this.controller, this.controller.GetCapacity, req, o); }
+  controllerGetCapabilities(req: csi.ControllerGetCapabilitiesRequest = {}, o?: CallOptions) { return this.call<csi.ControllerGetCapabilitiesRequest, csi.ControllerGetCapabilitiesResponse__Output>(this.controller, this.controller.ControllerGetCapabilities, req, o); }
+  controllerExpandVolume(req: csi.ControllerExpandVolumeRequest, o?: CallOptions) { return this.call<csi.ControllerExpandVolumeRequest, csi.ControllerExpandVolumeResponse__Output>(this.controller, this.controller.ControllerExpandVolume, req, o); }
 
-  nodeStageVolume(req: csi.NodeStageVolumeRequest, o?: CallOptions) { return this.call(this.node, this.node.NodeStageVolume, req, o); }
-  nodeUnstageVolume(req: csi.NodeUnstageVolumeRequest, o?: CallOptions) { return this.call(this.node, this.node.NodeUnstageVolume, req, o); }
-  nodePublishVolume(req: csi.NodePublishVolumeRequest, o?: CallOptions) { return this.call(this.node, this.node.NodePublishVolume, req, o); }
-  nodeUnpublishVolume(req: csi.NodeUnpublishVolumeRequest, o?: CallOptions) { return this.call(this.node, this.node.NodeUnpublishVolume, req, o); }
-  nodeGetVolumeStats(req: csi.NodeGetVolumeStatsRequest, o?: CallOptions) { return this.call(this.node, this.node.NodeGetVolumeStats, req, o); }
-  nodeExpandVolume(req: csi.NodeExpandVolumeRequest, o?: CallOptions) { return this.call(this.node, this.node.NodeExpandVolume, req, o); }
-  nodeGetCapabilities(req: csi.NodeGetCapabilitiesRequest = {}, o?: CallOptions) { return this.call(this.node, this.node.NodeGetCapabilities, req, o); }
-  nodeGetInfo(req: csi.NodeGetInfoRequest = {}, o?: CallOptions) { return this.call(this.node, this.node.NodeGetInfo, req, o); }
+  nodeStageVolume(req: csi.NodeStageVolumeRequest, o?: CallOptions) { return this.call<csi.NodeStageVolumeRequest, csi.NodeStageVolumeResponse__Output>(this.node, this.node.NodeStageVolume, req, o); }
+  nodeUnstageVolume(req: csi.NodeUnstageVolumeRequest, o?: CallOptions) { return this.call<csi.NodeUnstageVolumeRequest, csi.NodeUnstageVolumeResponse__Output>(this.node, this.node.NodeUnstageVolume, req, o); }
+  nodePublishVolume(req: csi.NodePublishVolumeRequest, o?: CallOptions) { return this.call<csi.NodePublishVolumeRequest, csi.NodePublishVolumeResponse__Output>(this.node, this.node.NodePublishVolume, req, o); }
+  nodeUnpublishVolume(req: csi.NodeUnpublishVolumeRequest, o?: CallOptions) { return this.call<csi.NodeUnpublishVolumeRequest, csi.NodeUnpublishVolumeResponse__Output>(this.node, this.node.NodeUnpublishVolume, req, o); }
+  nodeGetVolumeStats(req: csi.NodeGetVolumeStatsRequest, o?: CallOptions) { return this.call<csi.NodeGetVolumeStatsRequest, csi.NodeGetVolumeStatsResponse__Output>(this.node, this.node.NodeGetVolumeStats, req, o); }
+  nodeExpandVolume(req: csi.NodeExpandVolumeRequest, o?: CallOptions) { return this.call<csi.NodeExpandVolumeRequest, csi.NodeExpandVolumeResponse__Output>(this.node, this.node.NodeExpandVolume, req, o); }
+  nodeGetCapabilities(req: csi.NodeGetCapabilitiesRequest = {}, o?: CallOptions) { return this.call<csi.NodeGetCapabilitiesRequest, csi.NodeGetCapabilitiesResponse__Output>(this.node, this.node.NodeGetCapabilities, req, o); }
+  nodeGetInfo(req: csi.NodeGetInfoRequest = {}, o?: CallOptions) { return this.call<csi.NodeGetInfoRequest, csi.NodeGetInfoResponse__Output>(this.node, this.node.NodeGetInfo, req, o); }
 }
 
 /** The gRPC status code of an error thrown by a call, or undefined for other errors. */

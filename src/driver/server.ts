@@ -49,11 +49,13 @@ async function prepareSocket(socketPath: string): Promise<void> {
   await fs.unlink(socketPath); // left by a driver that died
 }
 
-export async function startDriver(config: DriverConfig, observer?: RpcObserver): Promise<RunningDriver> {
+/** `makeObserver` is called once the pools are open, so metrics can read them. */
+export async function startDriver(config: DriverConfig, makeObserver?: (ctx: DriverContext) => RpcObserver): Promise<RunningDriver> {
   const socketPath = socketPathOf(config.endpoint);
   await prepareSocket(socketPath);
   const catalog = await VolumeCatalog.open(config.pools);
   const ctx = new DriverContext(config, catalog);
+  const observer = makeObserver?.(ctx);
   const pkg = csiPackage().csi.v1;
   const server = new grpc.Server();
   server.addService(pkg.Identity.service, adaptService(identityService(ctx), observer));

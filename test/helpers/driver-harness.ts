@@ -1,0 +1,156 @@
+// Test harness: runs a real `lode driver` process on fresh pool and target directories, and cleans every trace up.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CsiClient } from '../../src/csi/client.js';
+import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
+import { readMountTable } from '../../src/sys/mounts.js';
+import { run } from '../../src/sys/exec.js';
+
+/** The compiled CLI (dist/src/cli/main.js), found from this compiled file (dist/test/helpers). */
+export const LODE_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+export interface PoolSpec {
+  name: string;
+  /** Pool size option, e.g. "1Gi"; omitted = the filesystem's free space. */
+  size?: string;
+  /** Extra options appended to the spec, e.g. "max-volume-size=64Mi". */
+  extra?: string;
+}
+
+export interface HarnessOptions {
+  nodeId?: string;
+  pools?: PoolSpec[];
+  extraArgs?: string[];
+}
+
+export class DriverHarness {
+  client!: CsiClient;
+  proc: ChildProcess | undefined;
+  /** Everything the driver wrote to stderr (its JSON log). */
+  log = '';
+  readonly nodeId: string;
+  readonly pools: PoolSpec[];
+
+  private constructor(readonly root: string, private readonly opts: HarnessOptions) {
+    this.nodeId = opts.nodeId ?? 'node-a';
+    this.pools = opts.pools ?? [{ name: 'fast', size: '1Gi' }];
+  }
+
+  /** Makes a work dir and starts the driver. */
+  static async start(opts: HarnessOptions = {}): Promise<DriverHarness> {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-test-'));
+    const h = new DriverHarness(root, opts);
+    for (const p of h.pools) await fs.mkdir(h.poolDir(p.name), { recursive: true });
+    await fs.mkdir(h.kubeletDir, { recursive: true });
+    await h.startProcess();
+    return h;
+  }
+
+  get socket(): string { return path.join(this.root, 'csi.sock'); }
+  get endpoint(): string { return `unix://${this.socket}`; }
+  get kubeletDir(): string { return path.join(this.root, 'kubelet'); }
+  poolDir(name: string): string { return path.join(this.root, 'pools', name); }
+  /** A staging path like kubelet's, under the allowed target root. */
+  stagingPath(tag: string): string { return path.join(this.kubeletDir, 'plugins', 'staging', tag); }
+  /** A publish target like kubelet's (its parent exists, the target does not). */
+  targetPath(tag: string): string { return path.join(this.kubeletDir, 'pods', tag, 'mount'); }
+
+  args(): string[] {
+    const args = [LODE_CLI, 'driver', '--endpoint', this.endpoint, '--node-id', this.nodeId, '--target-root', this.kubeletDir];
+    for (const p of this.pools) {
+      let spec = `${p.name}=${this.poolDir(p.name)}`;
+      if (p.size) spec += `,size=${p.size}`;
+      if (p.extra) spec += `,${p.extra}`;
+      args.push('--pool', spec);
+    }
+    return [...args, ...(this.opts.extraArgs ?? [])];
+  }
+
+  /** Starts the process and waits until Probe says ready. */
+  async startProcess(): Promise<void> {
+    const proc = spawn(process.execPath, this.args(), { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.proc = proc;
+    proc.stderr?.setEncoding('utf8');
+    proc.stderr?.on('data', (d: string) => { this.log += d; });
+    this.client = new CsiClient(this.endpoint, 60_000);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`driver exited with ${proc.exitCode}: ${this.log}`);
+      try {
+        const res = await this.client.probe({}, { timeoutMs: 1000 });
+        if (res.ready?.value) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`driver did not become ready: ${this.log}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGKILL: no chance to clean anything, as in a node crash. */
+  async kill(): Promise<void> {
+    await this.signal('SIGKILL');
+  }
+
+  /** SIGTERM: a clean stop. */
+  async stop(): Promise<void> {
+    await this.signal('SIGTERM');
+  }
+
+  private async signal(sig: NodeJS.Signals): Promise<void> {
+    const proc = this.proc;
+    this.client?.close();
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      proc.once('exit', () => resolve());
+      proc.kill(sig);
+    });
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.startProcess();
+  }
+
+  /** Mounts below this harness's directory, deepest first. */
+  async mounts(): Promise<string[]> {
+    return (await readMountTable()).map((m) => m.mountPoint).filter((m) => m.startsWith(this.root + '/')).sort().reverse();
+  }
+
+  /** Loop devices backed by files of this harness. */
+  async loops(): Promise<string[]> {
+    return (await listLoopDevices()).filter((d) => d.backingFile.startsWith(this.root + '/')).map((d) => d.device);
+  }
+
+  /** Files in a pool's volume folder (images and records). */
+  async poolFiles(pool = this.pools[0]?.name ?? 'fast'): Promise<string[]> {
+    try {
+      return (await fs.readdir(path.join(this.poolDir(pool), 'volumes'))).sort();
+    } catch {
+      return [];
+    }
+  }
+
+  /** Stops the driver and removes every mount, loop device and file it may have left. */
+  async cleanup(): Promise<void> {
+    await this.stop();
+    for (const m of await this.mounts()) await run('umount', ['-l', m]).catch(() => undefined);
+    for (const d of await this.loops()) await detachLoop(d).catch(() => undefined);
+    await fs.rm(this.root, { recursive: true, force: true });
+  }
+}
+
+export const MiB = 2 ** 20;
+
+/** A filesystem capability as kubelet sends it. */
+export function mountCap(fsType = 'ext4', mode = 'SINGLE_NODE_WRITER', flags: string[] = []) {
+  return { mount: { fs_type: fsType, mount_flags: flags }, access_mode: { mode } } as const;
+}
+
+/** A raw block capability. */
+export function blockCap(mode = 'SINGLE_NODE_WRITER') {
+  return { block: {}, access_mode: { mode } } as const;
+}
