@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+# The Lode node driver image: compile in a build stage, run on slim Debian with the block
+# and filesystem tools the driver calls, and nothing that can build or install code.
+#
+# Base images are written out in every FROM (no ARG) so image scanners and update bots see
+# the pinned tag. node:20.20.2-bookworm-slim is the last Node 20 image; Node 20 reached its
+# end of life on 2026-04-30 - move all three stages together once CI runs a newer Node.
+
+# --- build: full dev dependencies, proto generation, tsc ---
+FROM node:20.20.2-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: no dependency runs code at install time.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY proto ./proto
+COPY src ./src
+# Only src/ is in the context (see .dockerignore), so this compiles the program, not the tests.
+RUN npm run build
+
+# --- deps: production dependencies only ---
+FROM node:20.20.2-bookworm-slim AS deps
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime ---
+FROM node:20.20.2-bookworm-slim AS runtime
+# What the driver runs: losetup, mount/umount, blkid, findmnt, fallocate (util-linux, mount),
+# mkfs.ext4/resize2fs/e2fsck (e2fsprogs), mkfs.xfs/xfs_growfs (xfsprogs).
+# npm, npx, corepack and yarn come with the base image; the driver never needs them, so they go.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends util-linux mount e2fsprogs xfsprogs \
+ && rm -rf /var/lib/apt/lists/* \
+ && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+ && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
+WORKDIR /app
+ENV NODE_ENV=production
+# package.json carries "type": "module", which the compiled ESM files need, and the version the
+# driver reports; the CSI contract is loaded from proto/ at run time.
+COPY package.json ./
+COPY proto ./proto
+COPY --from=deps /src/node_modules ./node_modules
+COPY --from=build /src/dist/src ./dist/src
+# Runs as root: attaching loop devices and mounting need it (the pod is privileged anyway).
+ENTRYPOINT ["node", "/app/dist/src/cli/main.js", "driver"]

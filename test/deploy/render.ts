@@ -1,0 +1,123 @@
+// Test helper: renders a kustomization with `kubectl kustomize` and checks every object against the Kubernetes schemas.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { CSIDriver } from 'kubernetes-models/storage.k8s.io/v1/CSIDriver';
+import { StorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
+import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
+import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
+import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
+import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { unknownFields } from './strict-fields.js';
+
+/** Repository root, from dist/test/deploy/ or test/deploy/. */
+export const REPO_ROOT = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
+
+export const KUBECTL = process.env['KUBECTL'] ?? '/usr/bin/kubectl';
+
+/** A rendered object: apiVersion, kind and metadata.name are guaranteed. */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+/** Why kubectl cannot be used here, or undefined when it can. */
+export function kubectlMissing(): string | undefined {
+  if (!existsSync(KUBECTL)) return `kubectl not found at ${KUBECTL} (set KUBECTL to its path); skipping: cannot render deploy/`;
+  return undefined;
+}
+
+/** Runs `kubectl kustomize DIR` and returns the objects, in order. */
+export function renderKustomization(dir: string): Promise<K8sObject[]> {
+  return new Promise((resolve, reject) => {
+    execFile(KUBECTL, ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) {
+        reject(new Error(`kubectl kustomize ${dir} failed: ${stderr || err.message}`));
+        return;
+      }
+      try {
+        resolve(parseObjects(stdout, `kubectl kustomize ${dir}`));
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    });
+  });
+}
+
+/** Parses a multi-document YAML stream into objects; empty documents are an error (a stray '---'). */
+export function parseObjects(text: string, source: string): K8sObject[] {
+  return parseAllDocuments(text).map((doc, i) => {
+    if (doc.errors.length > 0) throw new Error(`${source}, document ${i + 1}: ${doc.errors[0]!.message}`);
+    const value: unknown = doc.toJS();
+    if (!isObject(value) || typeof value['apiVersion'] !== 'string' || typeof value['kind'] !== 'string') {
+      throw new Error(`${source}, document ${i + 1}: not a Kubernetes object`);
+    }
+    const meta = value['metadata'];
+    if (!isObject(meta) || typeof meta['name'] !== 'string') {
+      throw new Error(`${source}, document ${i + 1}: ${value['kind']} without metadata.name`);
+    }
+    return value as K8sObject;
+  });
+}
+
+type Validator = (obj: K8sObject) => void;
+
+// One model per kind we ship; an unknown kind fails the test so a new object gets checked too.
+// The casts are safe only because validate() checks the data against the schema right after.
+const MODELS: Record<string, Validator> = {
+  'v1/Namespace': (o) => new Namespace(o as unknown as ConstructorParameters<typeof Namespace>[0]).validate(),
+  'v1/ServiceAccount': (o) => new ServiceAccount(o as unknown as ConstructorParameters<typeof ServiceAccount>[0]).validate(),
+  'v1/ConfigMap': (o) => new ConfigMap(o as unknown as ConstructorParameters<typeof ConfigMap>[0]).validate(),
+  'apps/v1/DaemonSet': (o) => new DaemonSet(o as unknown as ConstructorParameters<typeof DaemonSet>[0]).validate(),
+  'storage.k8s.io/v1/CSIDriver': (o) => new CSIDriver(o as unknown as ConstructorParameters<typeof CSIDriver>[0]).validate(),
+  'storage.k8s.io/v1/StorageClass': (o) => new StorageClass(o as unknown as ConstructorParameters<typeof StorageClass>[0]).validate(),
+  'rbac.authorization.k8s.io/v1/ClusterRole': (o) => new ClusterRole(o as unknown as ConstructorParameters<typeof ClusterRole>[0]).validate(),
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': (o) =>
+    new ClusterRoleBinding(o as unknown as ConstructorParameters<typeof ClusterRoleBinding>[0]).validate(),
+  'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as unknown as ConstructorParameters<typeof Role>[0]).validate(),
+  'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as unknown as ConstructorParameters<typeof RoleBinding>[0]).validate(),
+};
+
+/** Where each kind's model type is declared, for the unknown-field check. */
+const MODEL_FILES: Record<string, string> = {
+  'v1/Namespace': 'v1/Namespace',
+  'v1/ServiceAccount': 'v1/ServiceAccount',
+  'v1/ConfigMap': 'v1/ConfigMap',
+  'apps/v1/DaemonSet': 'apps/v1/DaemonSet',
+  'storage.k8s.io/v1/CSIDriver': 'storage.k8s.io/v1/CSIDriver',
+  'storage.k8s.io/v1/StorageClass': 'storage.k8s.io/v1/StorageClass',
+  'rbac.authorization.k8s.io/v1/ClusterRole': 'rbac.authorization.k8s.io/v1/ClusterRole',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
+  'rbac.authorization.k8s.io/v1/Role': 'rbac.authorization.k8s.io/v1/Role',
+  'rbac.authorization.k8s.io/v1/RoleBinding': 'rbac.authorization.k8s.io/v1/RoleBinding',
+};
+
+/**
+ * Validates one object with its kubernetes-models schema (types, required fields, enums) and
+ * rejects fields the schema does not know (a misspelt `mountPropogation` would otherwise be
+ * silently dropped by the API server). Throws with the kind, name and problem.
+ */
+export function validateObject(obj: K8sObject): void {
+  const key = `${obj.apiVersion}/${obj.kind}`;
+  const validate = MODELS[key];
+  const file = MODEL_FILES[key];
+  if (!validate || !file) throw new Error(`no schema model registered for ${key} (${obj.metadata.name}); add it in test/deploy/render.ts`);
+  try {
+    validate(obj);
+  } catch (err) {
+    throw new Error(`${obj.kind} ${obj.metadata.name} fails its schema: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const unknown = unknownFields(obj, file);
+  if (unknown.length > 0) throw new Error(`${obj.kind} ${obj.metadata.name} has fields unknown to its schema: ${unknown.join(', ')}`);
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
