@@ -1,5 +1,164 @@
-// `lode bench` and `lode demo`: placeholder until the cluster bench lands.
-export async function runBenchCommand(_argv: string[]): Promise<number> {
-  process.stderr.write('lode bench: not built yet\n');
-  return 2;
+// `lode bench` and `lode demo`: run cluster-bench scenarios against real driver processes and report what happened.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadScenario, type Step } from '../bench/scenario/scenario-file.js';
+import { runScenario } from '../bench/scenario/scenario-runner.js';
+import { ManifestError, UnmodelledFields } from '../bench/manifests/load-manifests.js';
+import { EVENT_HEADER, eventLine, foldedEventLines } from '../bench/report/event-lines.js';
+import { renderMetrics, renderTables } from '../bench/report/tables.js';
+import { Progress } from '../bench/report/progress.js';
+import type { RunResult } from '../bench/scenario/run-result.js';
+
+/** Built-in scenarios live in the repository's scenarios/ directory. */
+export const SCENARIOS_DIR = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
+export const DEMO_SCENARIO = 'demo';
+const DEFAULT_WORK_ROOT = '/var/lib/lode/bench';
+
+const USAGE = `usage: lode bench [SCENARIO ...] [flags]
+       lode demo [flags]
+
+SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g. 01-capacity-on).
+
+  --seed N          override the scenario's seed (same scenario + seed = same events)
+  --work-dir DIR    where node pools, sockets and kubelet dirs go (default ${DEFAULT_WORK_ROOT}); a fresh
+                    run-* directory is made inside it and removed at the end
+  --json FILE       write the results as JSON to FILE ("-" = stdout, and no other output)
+  --events MODE     live | folded | none: the event log while running (live, default) or at the end
+  --keep-work-dir   keep the run directory (mounts and loop devices are still removed)
+  --list            list the built-in scenarios
+`;
+
+/** Resolves a scenario argument to a file. */
+export function scenarioPath(arg: string): string {
+  if (existsSync(arg)) return resolve(arg);
+  for (const candidate of [join(SCENARIOS_DIR, arg, 'scenario.yaml'), join(SCENARIOS_DIR, `${arg}.yaml`), join(SCENARIOS_DIR, arg)]) {
+    if (existsSync(candidate) && candidate.endsWith('.yaml')) return candidate;
+  }
+  throw new ManifestError(`no scenario "${arg}" (not a file, nor a built-in under ${SCENARIOS_DIR}; try --list)`);
+}
+
+function describeStep(step: Step): string {
+  switch (step.op) {
+    case 'apply': return `apply ${step.label}`;
+    case 'delete': return `delete ${step.kind} ${step.name}`;
+    case 'patch': return `patch ${step.kind} ${step.name}`;
+    case 'scale': return `scale statefulset ${step.statefulSet} to ${step.replicas}`;
+    case 'wait': return `wait for ${step.label}`;
+    case 'advance': return `advance ${step.ms / 1000}s`;
+    case 'killDriver': return `kill driver on ${step.node}`;
+    case 'restartDriver': return `restart driver on ${step.node}`;
+    case 'mark': return step.text;
+  }
+}
+
+export async function runBenchCommand(argv: string[]): Promise<number> {
+  let values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: {
+        demo: { type: 'boolean' }, seed: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
+        events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`lode bench: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (values.list) {
+    const { readdirSync } = await import('node:fs');
+    for (const d of readdirSync(SCENARIOS_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'common').map((e) => e.name).sort()) {
+      for (const f of readdirSync(join(SCENARIOS_DIR, d)).filter((x) => x.endsWith('.yaml') && x.startsWith('scenario')).sort()) {
+        const s = loadScenario(join(SCENARIOS_DIR, d, f));
+        process.stdout.write(`${join(d, f).padEnd(40)} ${s.description.split('\n')[0] ?? ''}\n`);
+      }
+    }
+    return 0;
+  }
+  const names = values.demo ? [DEMO_SCENARIO, ...positionals] : positionals;
+  if (names.length === 0) {
+    process.stderr.write(`lode bench: name a scenario (or use --list)\n\n${USAGE}`);
+    return 2;
+  }
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    process.stderr.write('lode bench needs root: each simulated node runs a real lode driver that attaches loop devices and mounts filesystems (run it with sudo)\n');
+    return 1;
+  }
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) {
+    process.stderr.write(`lode bench: --seed must be an integer\n`);
+    return 2;
+  }
+  const jsonToStdout = values.json === '-';
+  const eventsMode = values.events ?? 'live';
+  if (!['live', 'folded', 'none'].includes(eventsMode)) {
+    process.stderr.write(`lode bench: --events must be live, folded or none\n`);
+    return 2;
+  }
+  const out = process.stdout;
+  const say = (s: string): void => { if (!jsonToStdout) out.write(s + '\n'); };
+  const workRoot = resolve(values['work-dir'] ?? DEFAULT_WORK_ROOT);
+  const abort = new AbortController();
+  let interrupts = 0;
+  let emergency: (() => Promise<void>) | undefined;
+  const onSigint = (): void => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write('\nlode bench: interrupted, cleaning up (Ctrl-C again to force)\n');
+      abort.abort();
+    } else {
+      void (emergency?.() ?? Promise.resolve()).finally(() => process.exit(130));
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  const results: RunResult[] = [];
+  let exitCode = 0;
+  try {
+    for (const name of names) {
+      const unmodelled = new UnmodelledFields();
+      const scenario = loadScenario(scenarioPath(name), unmodelled, { seed });
+      mkdirSync(workRoot, { recursive: true });
+      const workDir = join(workRoot, `run-${process.pid}-${results.length}`);
+      const progress = new Progress(process.stderr, process.stderr.isTTY === true && !jsonToStdout);
+      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}) ===`);
+      if (scenario.description) say(scenario.description);
+      if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
+      const result = await runScenario(scenario, {
+        workDir, seed, signal: abort.signal, keepWorkDir: values['keep-work-dir'] ?? false, unmodelled,
+        onCluster: (cluster) => {
+          emergency = () => cluster.emergencyStop();
+          progress.attach(cluster);
+          if (eventsMode === 'live' && !jsonToStdout) cluster.events.onEvent((e) => { progress.clear(); out.write(eventLine(e) + '\n'); });
+        },
+        onStep: (_i, step) => { if (!jsonToStdout) progress.setStep(describeStep(step)); },
+      }).finally(() => progress.stop());
+      results.push(result);
+      if (eventsMode === 'folded') say(`\n${EVENT_HEADER}\n${foldedEventLines(result.events).join('\n')}`);
+      say(`\n${renderTables(result)}\n\n${renderMetrics(result)}`);
+      const timedOut = result.waits.filter((w) => w.outcome !== 'condition');
+      for (const w of timedOut) say(`note: step ${w.step + 1} (wait for ${w.label}) ended by ${w.outcome}, not by its condition`);
+      if (result.teardownProblems.some((p) => !p.startsWith('left behind'))) exitCode = 1;
+    }
+  } catch (err) {
+    process.stderr.write(`lode bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    exitCode = abort.signal.aborted ? 130 : 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+  if (values.json !== undefined) {
+    const text = JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n';
+    if (jsonToStdout) out.write(text);
+    else writeFileSync(values.json, text);
+  }
+  return exitCode;
 }

@@ -1,0 +1,69 @@
+// Facts about pods that several controllers need: their claims, resource requests, and whether they still hold a node.
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { parseQuantity } from './quantity.js';
+
+/** One PVC a pod uses, named as GetPodVolumeClaims names it. */
+export interface PodClaim {
+  volumeName: string;
+  claimName: string;
+  /** Created by the ephemeral-volume controller as `<pod>-<volume>`. */
+  ephemeral: boolean;
+}
+
+export function podClaims(pod: V1Pod): PodClaim[] {
+  const out: PodClaim[] = [];
+  for (const v of pod.spec?.volumes ?? []) {
+    if (v.persistentVolumeClaim) out.push({ volumeName: v.name, claimName: v.persistentVolumeClaim.claimName, ephemeral: false });
+    else if (v.ephemeral) out.push({ volumeName: v.name, claimName: `${pod.metadata?.name}-${v.name}`, ephemeral: true });
+  }
+  return out;
+}
+
+/** Whether the pod is the controlling owner of the claim (required for generic ephemeral PVCs). */
+export function isControlledBy(pvc: V1PersistentVolumeClaim, pod: V1Pod): boolean {
+  return (pvc.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === pod.metadata?.uid);
+}
+
+export interface Requests {
+  cpuMilli: number;
+  memoryBytes: number;
+}
+
+function containerRequests(c: { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }): Requests {
+  // A container with limits but no requests requests its limits (API defaulting).
+  const req = { ...(c.resources?.limits ?? {}), ...(c.resources?.requests ?? {}) };
+  return {
+    cpuMilli: req.cpu !== undefined ? Math.round(parseQuantity(req.cpu) * 1000) : 0,
+    memoryBytes: req.memory !== undefined ? parseQuantity(req.memory) : 0,
+  };
+}
+
+/** Effective requests: sum of containers, at least the largest init container (NodeResourcesFit). */
+export function podRequests(pod: V1Pod): Requests {
+  const sum: Requests = { cpuMilli: 0, memoryBytes: 0 };
+  for (const c of pod.spec?.containers ?? []) {
+    const r = containerRequests(c);
+    sum.cpuMilli += r.cpuMilli;
+    sum.memoryBytes += r.memoryBytes;
+  }
+  for (const c of pod.spec?.initContainers ?? []) {
+    const r = containerRequests(c);
+    sum.cpuMilli = Math.max(sum.cpuMilli, r.cpuMilli);
+    sum.memoryBytes = Math.max(sum.memoryBytes, r.memoryBytes);
+  }
+  return sum;
+}
+
+/** Pods in a final phase no longer hold node resources. */
+export function isTerminated(pod: V1Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+export function podKey(pod: V1Pod): string {
+  return `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
+}
+
+export function requestedBytes(pvc: V1PersistentVolumeClaim): number | undefined {
+  const s = pvc.spec?.resources?.requests?.storage;
+  return s === undefined ? undefined : parseQuantity(s);
+}

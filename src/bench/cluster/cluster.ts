@@ -1,0 +1,264 @@
+// A simulated cluster: the API store, the control-plane controllers, and per node a real driver with its provisioner, capacity publisher and kubelet.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
+import { ObjectStore } from '../api/object-store.js';
+import { EventLog } from '../api/event-log.js';
+import { VirtualClock } from '../clock/virtual-clock.js';
+import { Runtime } from '../runtime/runtime.js';
+import { SeededRandom } from '../runtime/seeded-random.js';
+import { BenchMetrics } from '../runtime/metrics.js';
+import type { BenchContext } from '../runtime/context.js';
+import { Scheduler } from '../controllers/scheduler/scheduler.js';
+import { PvController } from '../controllers/pv-controller.js';
+import { ProtectionController } from '../controllers/protection-controller.js';
+import { GarbageCollector } from '../controllers/garbage-collector.js';
+import { EphemeralController } from '../controllers/ephemeral-controller.js';
+import { StatefulSetController } from '../controllers/statefulset-controller.js';
+import { ExternalProvisioner } from '../controllers/external-provisioner.js';
+import { CapacityPublisher, CAPACITY_POLL_MS } from '../controllers/capacity-publisher.js';
+import { Kubelet } from '../controllers/kubelet.js';
+import { NodeDriver } from '../nodes/node-driver.js';
+import { sweep } from '../nodes/sweep.js';
+import { rpcErrorText } from '../nodes/csi-errors.js';
+import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
+import { parsePoolsAnnotation } from '../manifests/node-pools.js';
+import type { LoadedObject } from '../manifests/load-manifests.js';
+import type { AnyObject, Kind, KindMap } from '../api/kinds.js';
+import { parseQuantity } from '../api/quantity.js';
+
+export interface ClusterOptions {
+  /** Directory this run owns; removed on teardown. */
+  workDir: string;
+  seed: number;
+  driverName?: string;
+  capacityPollMs?: number;
+  /** Told about each teardown action and problem. */
+  log?: (line: string) => void;
+}
+
+/** Everything that runs for one node. */
+export interface SimNode {
+  name: string;
+  driver: NodeDriver;
+  provisioner: ExternalProvisioner;
+  capacity: CapacityPublisher;
+  kubelet: Kubelet;
+}
+
+export class Cluster {
+  readonly clock = new VirtualClock();
+  readonly store: ObjectStore;
+  readonly events: EventLog;
+  readonly metrics = new BenchMetrics();
+  readonly runtime: Runtime;
+  readonly ctx: BenchContext;
+  readonly scheduler: Scheduler;
+  readonly nodes = new Map<string, SimNode>();
+  readonly controllerErrors: string[] = [];
+  /** Static PV volumes the bench created on a driver, playing the administrator: pv name -> node. */
+  private readonly staticVolumes = new Map<string, string>();
+  private readonly log: (line: string) => void;
+  private tornDown = false;
+
+  constructor(readonly opts: ClusterOptions) {
+    this.store = new ObjectStore(this.clock);
+    this.events = new EventLog(() => this.clock.now());
+    this.runtime = new Runtime(this.clock);
+    this.log = opts.log ?? (() => {});
+    this.ctx = {
+      store: this.store, clock: this.clock, events: this.events, random: new SeededRandom(opts.seed), metrics: this.metrics,
+      driverName: opts.driverName ?? 'lode.csi.dev', systemNamespace: 'lode-system',
+    };
+    mkdirSync(join(opts.workDir, 'nodes'), { recursive: true });
+    // Registration order is the runtime's priority order (see Runtime).
+    this.runtime.register(new EphemeralController(this.ctx));
+    this.scheduler = new Scheduler(this.ctx);
+    this.runtime.register(this.scheduler);
+    this.runtime.register(new PvController(this.ctx));
+    this.runtime.register(new ProtectionController(this.ctx));
+    this.runtime.register(new GarbageCollector(this.ctx));
+    this.runtime.register(new StatefulSetController(this.ctx));
+    this.runtime.onError((c, key, err) => {
+      this.controllerErrors.push(`${c} ${key}: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+
+  get driverName(): string {
+    return this.ctx.driverName;
+  }
+
+  /** Creates or replaces objects, starting a driver for each new Node that lists Lode pools. */
+  async apply(objects: LoadedObject[]): Promise<void> {
+    for (const { kind, object } of objects) await this.applyOne(kind, structuredClone(object));
+  }
+
+  private async applyOne(kind: Kind, object: AnyObject): Promise<void> {
+    const name = object.metadata?.name ?? '';
+    const ns = object.metadata?.namespace;
+    const existing = name ? this.store.get(kind, name, ns) : undefined;
+    if (existing !== undefined) {
+      // Replace the user-owned parts, keep what controllers wrote (status, bookkeeping annotations).
+      const merged = { ...existing, ...object, metadata: { ...existing.metadata, ...object.metadata, resourceVersion: undefined, annotations: { ...(existing.metadata?.annotations ?? {}), ...(object.metadata?.annotations ?? {}) } } };
+      if ('status' in existing) (merged as { status?: unknown }).status = (existing as { status?: unknown }).status;
+      this.store.update(kind, merged as KindMap[typeof kind]);
+      return;
+    }
+    if (kind === 'Node') {
+      await this.addNode(object as V1Node);
+      return;
+    }
+    if (kind === 'PersistentVolume') await this.prepareStaticVolume(object as V1PersistentVolume);
+    this.store.create(kind, object as KindMap[typeof kind]);
+  }
+
+  private async addNode(node: V1Node): Promise<void> {
+    const name = node.metadata?.name ?? '';
+    node.metadata!.labels = { [LABEL_HOSTNAME]: name, ...(node.metadata?.labels ?? {}) };
+    const poolsAnn = node.metadata?.annotations?.[ANN_LODE_POOLS];
+    if (poolsAnn === undefined) {
+      this.store.create('Node', node);
+      return;
+    }
+    const driver = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnn) });
+    const capacityRef: { p?: CapacityPublisher } = {};
+    const provisioner = new ExternalProvisioner(this.ctx, driver, { onCapacityChange: () => capacityRef.p?.refresh() });
+    const capacity = new CapacityPublisher(this.ctx, driver, { topology: () => provisioner.topology, pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS });
+    capacityRef.p = capacity;
+    const kubelet = new Kubelet(this.ctx, driver);
+    this.nodes.set(name, { name, driver, provisioner, capacity, kubelet });
+    await driver.start();
+    await provisioner.init();
+    // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
+    node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
+    this.store.create('Node', node);
+    this.runtime.register(provisioner);
+    this.runtime.register(capacity);
+    this.runtime.register(kubelet);
+    capacity.start();
+  }
+
+  /**
+   * A PV of this driver without `provisioned-by` names a volume an administrator made
+   * beforehand; the bench makes it on the node the PV's affinity names, with the PV's
+   * size, and writes the handle the driver returned into the PV.
+   */
+  private async prepareStaticVolume(pv: V1PersistentVolume): Promise<void> {
+    if (pv.spec?.csi?.driver !== this.driverName || pv.metadata?.annotations?.[ANN_PROVISIONED_BY]) return;
+    const terms = pv.spec.nodeAffinity?.required?.nodeSelectorTerms ?? [];
+    let nodeName: string | undefined;
+    for (const t of terms) for (const e of t.matchExpressions ?? []) {
+      if ((e.key === LODE_TOPOLOGY_KEY || e.key === LABEL_HOSTNAME) && e.operator === 'In' && e.values?.length === 1) nodeName = e.values[0];
+    }
+    const node = nodeName === undefined ? undefined : this.nodes.get(nodeName);
+    if (node === undefined) throw new Error(`PersistentVolume "${pv.metadata?.name}": spec.nodeAffinity must name one node with Lode pools (key ${LODE_TOPOLOGY_KEY} or ${LABEL_HOSTNAME}, operator In, one value)`);
+    const size = parseQuantity(pv.spec.capacity?.storage ?? '0');
+    const r = await node.driver.client.createVolume({
+      name: pv.metadata?.name ?? '', capacity_range: { required_bytes: String(size) },
+      parameters: { ...(pv.spec.csi.volumeAttributes ?? {}) },
+      volume_capabilities: [{ mount: { fs_type: pv.spec.csi.fsType ?? 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
+      accessibility_requirements: { requisite: [{ segments: node.provisioner.topology }], preferred: [{ segments: node.provisioner.topology }] },
+    });
+    pv.spec.csi.volumeHandle = r.volume?.volume_id ?? pv.spec.csi.volumeHandle;
+    this.staticVolumes.set(pv.metadata?.name ?? '', node.name);
+  }
+
+  /** Deletes an object the way kubectl would: pods on a node go through their kubelet. */
+  delete(kind: Kind, name: string, namespace?: string): boolean {
+    const obj = this.store.get(kind, name, namespace);
+    if (obj === undefined) return false;
+    const onNode = kind === 'Pod' && Boolean((obj as KindMap['Pod']).spec?.nodeName);
+    return this.store.delete(kind, name, namespace, onNode);
+  }
+
+  node(name: string): SimNode {
+    const n = this.nodes.get(name);
+    if (n === undefined) throw new Error(`no node "${name}" with a Lode driver`);
+    return n;
+  }
+
+  /** SIGKILL a node's driver: its sidecars and kubelet see UNAVAILABLE until it is back. */
+  async killDriver(name: string): Promise<void> {
+    await this.node(name).driver.kill();
+  }
+
+  /** Starts a node's driver again with the same flags and pools; kubelet then re-reads every file it wrote. */
+  async restartDriver(name: string): Promise<{ ok: number; lost: string[] }> {
+    const n = this.node(name);
+    await n.driver.start();
+    n.capacity.refresh();
+    const result = await n.kubelet.verifyData();
+    if (result.lost.length > 0) {
+      for (const l of result.lost) this.events.record(`kubelet/${name}`, { kind: 'Node', metadata: { name } }, 'Warning', 'VolumeDataLost', `data written to ${l} is gone after the driver restart`);
+    } else {
+      this.events.record(`kubelet/${name}`, { kind: 'Node', metadata: { name } }, 'Normal', 'VolumeDataVerified', `driver restarted; ${result.ok} mounted volume(s) read back intact`);
+    }
+    return result;
+  }
+
+  /**
+   * Undoes everything the run created: unpublish and unstage every volume, delete every
+   * volume on every driver, stop the drivers, sweep leftover mounts and loop devices, and
+   * remove the work dir. Collects problems instead of stopping at the first.
+   */
+  async teardown(keepWorkDir = false): Promise<string[]> {
+    if (this.tornDown) return [];
+    this.tornDown = true;
+    const problems: string[] = [];
+    for (const n of this.nodes.values()) {
+      this.runtime.unregister(n.provisioner);
+      this.runtime.unregister(n.capacity);
+      this.runtime.unregister(n.kubelet);
+      if (!n.driver.running) {
+        try {
+          await n.driver.start();
+        } catch (err) {
+          problems.push(`${n.name}: restart for cleanup failed: ${(err as Error).message}`);
+          continue;
+        }
+      }
+      problems.push(...await n.kubelet.unmountAll());
+      const handles = new Set<string>();
+      for (const pv of this.store.list('PersistentVolume')) {
+        const handle = pv.spec?.csi?.volumeHandle;
+        if (handle === undefined || pv.spec?.csi?.driver !== this.driverName) continue;
+        const affinity = JSON.stringify(pv.spec?.nodeAffinity ?? {});
+        if (affinity.includes(`"${n.name}"`) || this.staticVolumes.get(pv.metadata?.name ?? '') === n.name) handles.add(handle);
+      }
+      try {
+        const listed = await n.driver.client.listVolumes({});
+        for (const e of listed.entries ?? []) if (e.volume?.volume_id) handles.add(e.volume.volume_id);
+      } catch { /* ListVolumes is optional in CSI */ }
+      for (const h of handles) {
+        try {
+          await n.driver.client.deleteVolume({ volume_id: h }, { timeoutMs: 60_000 });
+          this.log(`deleted volume ${h} on ${n.name}`);
+        } catch (err) {
+          problems.push(`${n.name}: DeleteVolume ${h}: ${rpcErrorText(err)}`);
+        }
+      }
+      await n.driver.stop();
+      n.driver.closeLog();
+    }
+    try {
+      const swept = await sweep(this.opts.workDir);
+      for (const s of swept) problems.push(`left behind by a driver, cleaned by the bench: ${s}`);
+    } catch (err) {
+      problems.push(`sweep: ${(err as Error).message}`);
+    }
+    if (!keepWorkDir) {
+      try {
+        rmSync(this.opts.workDir, { recursive: true, force: true });
+      } catch (err) {
+        problems.push(`rm ${this.opts.workDir}: ${(err as Error).message}`);
+      }
+    }
+    return problems;
+  }
+
+  /** Stops drivers at once (second Ctrl-C): SIGKILL, then sweep. */
+  async emergencyStop(): Promise<void> {
+    for (const n of this.nodes.values()) await n.driver.kill().catch(() => undefined);
+    await sweep(this.opts.workDir).catch(() => undefined);
+  }
+}

@@ -1,0 +1,272 @@
+// external-provisioner in node-deployment mode (one per node, NODE_NAME = that node): CreateVolume/DeleteVolume against the local driver.
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { Controller } from '../runtime/controller.js';
+import type { BenchContext } from '../runtime/context.js';
+import type { NodeDriver } from '../nodes/node-driver.js';
+import type { CreateVolumeRequest, Topology } from '../../csi/types.js';
+import {
+  ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER,
+} from '../api/annotations.js';
+import { objectKey, splitKey } from '../api/kinds.js';
+import { requestedBytes } from '../api/pod-helpers.js';
+import { formatBytesQuantity } from '../api/quantity.js';
+import { nodeSelectorMatches } from '../api/selectors.js';
+import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
+import { grpcCode } from '../../csi/client.js';
+
+/** Provision retry backoff of the provisioning library: 1 s doubling to --retry-interval-max 5 min. */
+const RETRY_START_MS = 1_000;
+const RETRY_MAX_MS = 5 * 60_000;
+/** --node-deployment-base-delay / --node-deployment-max-delay for Immediate claims. */
+const OWNER_BASE_DELAY_MS = 20_000;
+const OWNER_MAX_DELAY_MS = 60_000;
+/** --timeout of CreateVolume/DeleteVolume calls. */
+const CALL_TIMEOUT_MS = 10_000;
+
+export interface ProvisionerOptions {
+  /** Called after a Provision or Delete that may change this node's free space (capacity refresh). */
+  onCapacityChange: () => void;
+}
+
+export class ExternalProvisioner extends Controller {
+  private readonly source: string;
+  private segments: Record<string, string> = {};
+  private accessibility = false;
+  private readonly failures = new Map<string, number>();
+  private readonly ownerAttempts = new Map<string, number>();
+  private readonly random;
+
+  constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver, private readonly opts: ProvisionerOptions) {
+    super(`external-provisioner/${driver.nodeName}`, ctx.clock);
+    this.source = `${ctx.driverName}_${driver.nodeName}`;
+    this.random = ctx.random.fork(`provisioner/${driver.nodeName}`);
+    ctx.store.watch('PersistentVolumeClaim', (e) => {
+      const key = objectKey(e.object);
+      if (e.type === 'DELETED') {
+        this.failures.delete(key);
+        this.cancelDelayed(`own:${key}`);
+        return;
+      }
+      // Another node took the claim: stop waiting to become its owner.
+      if (e.object.metadata?.annotations?.[ANN_SELECTED_NODE]) this.cancelDelayed(`own:${key}`);
+      this.enqueue(`pvc:${key}`);
+    });
+    ctx.store.watch('PersistentVolume', (e) => {
+      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+    });
+  }
+
+  /** NodeGetInfo once, as the sidecar does at start-up: its segment is this node's topology. */
+  async init(): Promise<void> {
+    const info = await this.driver.client.nodeGetInfo({});
+    this.segments = { ...(info.accessible_topology?.segments ?? {}) };
+    const caps = await this.driver.client.getPluginCapabilities({});
+    this.accessibility = (caps.capabilities ?? []).some((c) => c.service?.type === 'VOLUME_ACCESSIBILITY_CONSTRAINTS');
+  }
+
+  get topology(): Record<string, string> {
+    return this.segments;
+  }
+
+  async reconcile(item: string): Promise<void> {
+    const colon = item.indexOf(':');
+    const key = item.slice(colon + 1);
+    if (item.startsWith('pvc:')) await this.syncClaim(key);
+    else if (item.startsWith('own:')) await this.becomeOwner(key);
+    else await this.syncVolume(key);
+  }
+
+  private claimFor(key: string): { pvc: V1PersistentVolumeClaim; sc: V1StorageClass } | undefined {
+    const { namespace, name } = splitKey(key);
+    const pvc = this.ctx.store.get('PersistentVolumeClaim', name, namespace);
+    if (pvc === undefined || pvc.metadata?.deletionTimestamp || (pvc.spec?.volumeName ?? '') !== '') return undefined;
+    const ann = pvc.metadata?.annotations ?? {};
+    if (ann[ANN_STORAGE_PROVISIONER] !== this.ctx.driverName && ann[ANN_BETA_STORAGE_PROVISIONER] !== this.ctx.driverName) return undefined;
+    const sc = this.ctx.store.get('StorageClass', pvc.spec?.storageClassName ?? '');
+    if (sc === undefined || sc.provisioner !== this.ctx.driverName) return undefined;
+    return { pvc, sc };
+  }
+
+  private pvName(pvc: V1PersistentVolumeClaim): string {
+    return `pvc-${pvc.metadata?.uid}`;
+  }
+
+  private async syncClaim(key: string): Promise<void> {
+    const c = this.claimFor(key);
+    if (c === undefined) return;
+    const { pvc, sc } = c;
+    const selected = pvc.metadata?.annotations?.[ANN_SELECTED_NODE] ?? '';
+    if (selected === '') {
+      // Delayed claims wait for the scheduler; Immediate ones are raced for by every node (becomeOwner).
+      if (sc.volumeBindingMode !== 'WaitForFirstConsumer') this.scheduleBecomeOwner(key);
+      return;
+    }
+    if (selected !== this.driver.nodeName) return;
+    if (this.ctx.store.get('PersistentVolume', this.pvName(pvc)) !== undefined) return;
+    await this.provision(key, pvc, sc);
+  }
+
+  private scheduleBecomeOwner(key: string): void {
+    const n = this.ownerAttempts.get(key) ?? 0;
+    this.ownerAttempts.set(key, n + 1);
+    const exp = Math.min(OWNER_BASE_DELAY_MS * 2 ** n, OWNER_MAX_DELAY_MS);
+    const delay = Math.max(0, exp - Math.floor(this.random.next() * OWNER_BASE_DELAY_MS));
+    this.enqueueAfter(`own:${key}`, delay);
+  }
+
+  private capabilities(pvc: V1PersistentVolumeClaim, sc: V1StorageClass): CreateVolumeRequest['volume_capabilities'] {
+    const fsType = this.fsType(sc);
+    const modes = pvc.spec?.accessModes ?? ['ReadWriteOnce'];
+    return modes.map((m) => ({
+      mount: { fs_type: fsType, mount_flags: sc.mountOptions ?? [] },
+      access_mode: { mode: m === 'ReadWriteOncePod' ? 'SINGLE_NODE_SINGLE_WRITER' : m === 'ReadOnlyMany' ? 'MULTI_NODE_READER_ONLY' : m === 'ReadWriteMany' ? 'MULTI_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER' },
+    }));
+  }
+
+  private fsType(sc: V1StorageClass): string {
+    const p = sc.parameters ?? {};
+    return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
+  }
+
+  private createParameters(sc: V1StorageClass): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(sc.parameters ?? {})) if (!k.startsWith('csi.storage.k8s.io/')) out[k] = v;
+    return out;
+  }
+
+  /** becomeOwner: check the local pool can hold the claim, then write selected-node = this node. */
+  private async becomeOwner(key: string): Promise<void> {
+    const c = this.claimFor(key);
+    if (c === undefined || c.pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) return;
+    const topology: Topology = { segments: this.segments };
+    const request = requestedBytes(c.pvc) ?? 0;
+    let fits = true;
+    try {
+      this.ctx.metrics.countDriverCall('GetCapacity');
+      const r = await this.driver.client.getCapacity({ parameters: c.sc.parameters ?? {}, volume_capabilities: this.capabilities(c.pvc, c.sc), accessible_topology: topology }, { timeoutMs: CALL_TIMEOUT_MS });
+      fits = request <= Number(r.available_capacity ?? 0);
+    } catch {
+      fits = true; // upstream takes the claim when the check itself fails
+    }
+    if (!fits) {
+      this.scheduleBecomeOwner(key);
+      return;
+    }
+    const { namespace, name } = splitKey(key);
+    this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
+      if (o.metadata?.annotations?.[ANN_SELECTED_NODE]) return false;
+      o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_SELECTED_NODE]: this.driver.nodeName };
+      return true;
+    });
+  }
+
+  private retry(key: string, maxed = false): void {
+    const n = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, n);
+    this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+  }
+
+  private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass): Promise<void> {
+    const pvName = this.pvName(pvc);
+    const request = requestedBytes(pvc) ?? 0;
+    this.ctx.events.record(this.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
+    const req: CreateVolumeRequest = {
+      name: pvName,
+      capacity_range: { required_bytes: String(request) },
+      parameters: this.createParameters(sc),
+      volume_capabilities: this.capabilities(pvc, sc),
+    };
+    if (this.accessibility) {
+      // In node mode the only topology known is the local node's: requisite = preferred = it.
+      req.accessibility_requirements = { requisite: [{ segments: this.segments }], preferred: [{ segments: this.segments }] };
+    }
+    let volume;
+    try {
+      this.ctx.metrics.countDriverCall('CreateVolume');
+      volume = (await this.driver.client.createVolume(req, { timeoutMs: CALL_TIMEOUT_MS })).volume;
+      if (volume === null || volume === undefined) throw new Error('CreateVolume returned no volume');
+    } catch (err) {
+      this.provisionFailed(key, pvc, sc, err);
+      return;
+    }
+    if (Number(volume.capacity_bytes ?? 0) > 0 && Number(volume.capacity_bytes) < request) {
+      // A volume smaller than asked is deleted and the claim retried.
+      await this.driver.client.deleteVolume({ volume_id: volume.volume_id }, { timeoutMs: CALL_TIMEOUT_MS }).catch(() => undefined);
+      this.provisionFailed(key, pvc, sc, new Error(`created volume capacity ${volume.capacity_bytes} less than requested capacity ${request}`));
+      return;
+    }
+    const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : request;
+    const terms = (volume.accessible_topology ?? []).map((t) => ({
+      matchExpressions: Object.entries(t.segments ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => ({ key: k, operator: 'In', values: [v] })),
+    }));
+    const pv: V1PersistentVolume = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: pvName, annotations: { [ANN_PROVISIONED_BY]: this.ctx.driverName }, finalizers: [FINALIZER_PROVISIONER] },
+      spec: {
+        capacity: { storage: formatBytesQuantity(capacityBytes) },
+        accessModes: [...(pvc.spec?.accessModes ?? ['ReadWriteOnce'])],
+        volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
+        persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
+        storageClassName: sc.metadata?.name,
+        mountOptions: sc.mountOptions,
+        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
+        csi: { driver: this.ctx.driverName, volumeHandle: volume.volume_id, fsType: this.fsType(sc), volumeAttributes: { ...(volume.volume_context ?? {}) } },
+        ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
+      },
+    };
+    this.ctx.store.create('PersistentVolume', pv);
+    this.failures.delete(key);
+    this.ctx.metrics.volumesProvisioned++;
+    this.ctx.events.record(this.source, pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${pvName}`);
+    this.opts.onCapacityChange();
+  }
+
+  private provisionFailed(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, err: unknown): void {
+    this.ctx.metrics.countProvisioningFailure(codeName(err));
+    this.ctx.events.record(this.source, pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume with StorageClass "${sc.metadata?.name}": ${rpcErrorText(err)}`);
+    this.opts.onCapacityChange();
+    const code = grpcCode(err);
+    if (code === CODE.RESOURCE_EXHAUSTED && pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) {
+      // Reschedule: dropping selected-node tells the scheduler's PreBind to give up and try again.
+      const { namespace, name } = splitKey(key);
+      this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
+        if (o.metadata?.annotations?.[ANN_SELECTED_NODE] !== this.driver.nodeName) return false;
+        delete o.metadata.annotations[ANN_SELECTED_NODE];
+        return true;
+      });
+      this.failures.delete(key);
+      return;
+    }
+    this.retry(key, isFinalError(err) && code === CODE.INVALID_ARGUMENT);
+  }
+
+  /** Delete in node mode: only Released PVs this driver made whose node affinity matches this node. */
+  private async syncVolume(name: string): Promise<void> {
+    const pv = this.ctx.store.get('PersistentVolume', name);
+    if (pv === undefined || pv.metadata?.annotations?.[ANN_PROVISIONED_BY] !== this.ctx.driverName) return;
+    if (pv.status?.phase !== 'Released' || (pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete') !== 'Delete') return;
+    if (!(pv.metadata?.finalizers ?? []).includes(FINALIZER_PROVISIONER)) return;
+    const required = pv.spec?.nodeAffinity?.required;
+    const me = { metadata: { name: this.driver.nodeName, labels: this.segments } };
+    if (required !== undefined && !nodeSelectorMatches(required, me)) return;
+    const handle = pv.spec?.csi?.volumeHandle ?? '';
+    try {
+      this.ctx.metrics.countDriverCall('DeleteVolume');
+      await this.driver.client.deleteVolume({ volume_id: handle }, { timeoutMs: CALL_TIMEOUT_MS });
+    } catch (err) {
+      this.ctx.events.record(this.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
+      const n = (this.failures.get(`pv/${name}`) ?? 0) + 1;
+      this.failures.set(`pv/${name}`, n);
+      this.enqueueAfter(`pv:${name}`, Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+      return;
+    }
+    this.failures.delete(`pv/${name}`);
+    this.ctx.metrics.volumesDeleted++;
+    this.ctx.store.delete('PersistentVolume', name);
+    this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
+      o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PROVISIONER);
+    });
+    this.opts.onCapacityChange();
+  }
+}

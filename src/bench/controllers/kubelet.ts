@@ -1,0 +1,335 @@
+// kubelet's volume manager for one node: NodeStage/NodePublish at kubelet paths, inline ephemeral volumes, a real write/read and size check, teardown.
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import { Controller } from '../runtime/controller.js';
+import type { BenchContext } from '../runtime/context.js';
+import type { NodeDriver } from '../nodes/node-driver.js';
+import { EPHEMERAL_CONTEXT_KEY } from '../api/annotations.js';
+import { splitKey } from '../api/kinds.js';
+import { podKey } from '../api/pod-helpers.js';
+import { parseQuantity, humanBytes } from '../api/quantity.js';
+import { rpcErrorText } from '../nodes/csi-errors.js';
+import { isFullyBound } from './scheduler/volume-binding.js';
+
+/** Volume manager retry: 500 ms doubling to 2m2s (exponentialbackoff in nestedpendingoperations). */
+const RETRY_START_MS = 500;
+const RETRY_MAX_MS = 122_000;
+/** ext4's journal, inode tables and reserved blocks: statfs of a fresh filesystem shows ~85% of the device. */
+export const FS_OVERHEAD_FACTOR = 0.8;
+const CHECK_FILE = '.lode-bench-check';
+
+/** A volume published for a pod. */
+export interface MountedVolume {
+  podKey: string;
+  podUid: string;
+  volumeName: string;
+  handle: string;
+  targetPath: string;
+  stagingPath: string | undefined;
+  inline: boolean;
+  requestBytes: number;
+  /** What the check wrote: read back after a driver restart to prove no data was lost. */
+  content: string;
+  fsBytes: number;
+}
+
+/** A prepared mount: what NodeStage/NodePublish need for one pod volume. */
+interface MountPlan {
+  volumeName: string;
+  handle: string;
+  inline: boolean;
+  fsType: string;
+  context: Record<string, string>;
+  requestBytes: number;
+  pvName?: string;
+}
+
+export class Kubelet extends Controller {
+  private readonly source: string;
+  /** podUid -> volumeName -> mount. */
+  readonly mounted = new Map<string, Map<string, MountedVolume>>();
+  /** volume handle -> staging path. */
+  readonly staged = new Map<string, string>();
+  private readonly podUids = new Map<string, string>();
+  private readonly failures = new Map<string, number>();
+  private readonly reportedErrors = new Map<string, string>();
+  private readonly killing = new Set<string>();
+
+  constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver) {
+    super(`kubelet/${driver.nodeName}`, ctx.clock);
+    this.source = `kubelet/${driver.nodeName}`;
+    ctx.store.watch('Pod', (e) => {
+      if (e.object.spec?.nodeName !== driver.nodeName) return;
+      this.enqueue(podKey(e.object));
+    });
+    // A claim getting bound may unblock a pod waiting for it.
+    ctx.store.watch('PersistentVolumeClaim', (e) => {
+      if (e.type === 'DELETED') return;
+      for (const p of ctx.store.list('Pod', e.object.metadata?.namespace)) {
+        if (p.spec?.nodeName === driver.nodeName && p.status?.phase !== 'Running') this.enqueue(podKey(p));
+      }
+    });
+  }
+
+  stagingPath(handle: string): string {
+    const digest = createHash('sha256').update(handle).digest('hex');
+    return join(this.driver.kubeletDir, 'plugins', 'kubernetes.io', 'csi', this.ctx.driverName, digest, 'globalmount');
+  }
+
+  publishPath(podUid: string, volumeName: string): string {
+    return join(this.driver.kubeletDir, 'pods', podUid, 'volumes', 'kubernetes.io~csi', volumeName, 'mount');
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const pod = this.ctx.store.get('Pod', name, namespace);
+    if (pod === undefined) {
+      // Gone without a graceful delete (force): still unmount what it had.
+      const uid = this.podUids.get(key);
+      if (uid !== undefined) await this.teardown(key, uid);
+      return;
+    }
+    if (pod.spec?.nodeName !== this.driver.nodeName) return;
+    const uid = pod.metadata?.uid ?? '';
+    this.podUids.set(key, uid);
+    if (pod.metadata?.deletionTimestamp) {
+      if (!this.killing.has(key)) {
+        this.killing.add(key);
+        this.ctx.events.record(this.source, pod, 'Normal', 'Killing', `Stopping pod ${key}, unmounting its volumes`);
+      }
+      if (await this.teardown(key, uid)) {
+        this.killing.delete(key);
+        this.podUids.delete(key);
+        this.ctx.store.forceDelete('Pod', name, namespace);
+      }
+      return;
+    }
+    if (pod.status?.phase === 'Running') return;
+    await this.setUp(key, pod);
+  }
+
+  private plans(pod: V1Pod): MountPlan[] | string {
+    const plans: MountPlan[] = [];
+    const ns = pod.metadata?.namespace ?? 'default';
+    const csiDriver = this.ctx.store.get('CSIDriver', this.ctx.driverName);
+    const podInfo = csiDriver?.spec?.podInfoOnMount === true;
+    const podContext = (ephemeral: boolean): Record<string, string> => podInfo ? {
+      'csi.storage.k8s.io/pod.name': pod.metadata?.name ?? '',
+      'csi.storage.k8s.io/pod.namespace': ns,
+      'csi.storage.k8s.io/pod.uid': pod.metadata?.uid ?? '',
+      'csi.storage.k8s.io/serviceAccount.name': pod.spec?.serviceAccountName ?? 'default',
+      [EPHEMERAL_CONTEXT_KEY]: String(ephemeral),
+    } : {};
+    for (const v of pod.spec?.volumes ?? []) {
+      const plan = this.planFor(pod, v, ns, podContext);
+      if (typeof plan === 'string') return plan;
+      if (plan !== undefined) plans.push(plan);
+    }
+    return plans;
+  }
+
+  private planFor(pod: V1Pod, v: V1Volume, ns: string, podContext: (ephemeral: boolean) => Record<string, string>): MountPlan | string | undefined {
+    if (v.csi) {
+      if (v.csi.driver !== this.ctx.driverName) return `volume "${v.name}": driver ${v.csi.driver} is not installed on this node`;
+      const modes = this.ctx.store.get('CSIDriver', this.ctx.driverName)?.spec?.volumeLifecycleModes ?? ['Persistent'];
+      if (!modes.includes('Ephemeral')) return `volume "${v.name}": volume mode "Ephemeral" not supported by driver ${this.ctx.driverName} (only supports ${JSON.stringify(modes)})`;
+      const attrs = { ...(v.csi.volumeAttributes ?? {}) };
+      const handle = 'csi-' + createHash('sha256').update((pod.metadata?.uid ?? '') + v.name).digest('hex');
+      return {
+        volumeName: v.name, handle, inline: true, fsType: v.csi.fsType ?? 'ext4',
+        context: { ...attrs, ...podContext(true), [EPHEMERAL_CONTEXT_KEY]: 'true' },
+        requestBytes: attrs.size !== undefined ? parseQuantity(attrs.size) : 0,
+      };
+    }
+    const claimName = v.persistentVolumeClaim?.claimName ?? (v.ephemeral ? `${pod.metadata?.name}-${v.name}` : undefined);
+    if (claimName === undefined) return undefined; // emptyDir, configMap...: nothing for a CSI driver to do
+    const pvc = this.ctx.store.get('PersistentVolumeClaim', claimName, ns);
+    if (pvc === undefined || !isFullyBound(pvc)) return `waiting for persistentvolumeclaim "${claimName}" to be bound`;
+    const pv = this.ctx.store.get('PersistentVolume', pvc.spec?.volumeName ?? '');
+    if (pv === undefined) return `persistentvolume "${pvc.spec?.volumeName}" not found`;
+    if (pv.spec?.csi?.driver !== this.ctx.driverName) return `volume "${v.name}": only ${this.ctx.driverName} CSI volumes are mounted by the bench`;
+    const req = pvc.spec?.resources?.requests?.storage;
+    return {
+      volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? 'ext4',
+      context: { ...(pv.spec.csi.volumeAttributes ?? {}), ...podContext(false) },
+      requestBytes: req !== undefined ? parseQuantity(req) : 0,
+      pvName: pv.metadata?.name,
+    };
+  }
+
+  private async setUp(key: string, pod: V1Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
+    const plans = this.plans(pod);
+    if (typeof plans === 'string') {
+      this.failed(key, pod, 'FailedMount', `Unable to attach or mount volumes: ${plans}`, plans.startsWith('waiting'));
+      return;
+    }
+    const mine = this.mounted.get(uid) ?? new Map<string, MountedVolume>();
+    this.mounted.set(uid, mine);
+    for (const plan of plans) {
+      if (mine.has(plan.volumeName)) continue;
+      const capability = { mount: { fs_type: plan.fsType, mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } };
+      let stagingPath: string | undefined;
+      if (!plan.inline) {
+        stagingPath = this.stagingPath(plan.handle);
+        if (!this.staged.has(plan.handle)) {
+          try {
+            await mkdir(stagingPath, { recursive: true });
+            this.ctx.metrics.countDriverCall('NodeStageVolume');
+            await this.driver.client.nodeStageVolume({ volume_id: plan.handle, staging_target_path: stagingPath, volume_capability: capability, volume_context: plan.context }, { timeoutMs: 120_000 });
+            this.staged.set(plan.handle, stagingPath);
+          } catch (err) {
+            this.failed(key, pod, 'FailedMount', `MountVolume.MountDevice failed for volume "${plan.pvName ?? plan.volumeName}" : ${rpcErrorText(err)}`);
+            return;
+          }
+        }
+      }
+      const targetPath = this.publishPath(uid, plan.volumeName);
+      try {
+        await mkdir(join(targetPath, '..'), { recursive: true });
+        this.ctx.metrics.countDriverCall('NodePublishVolume');
+        await this.driver.client.nodePublishVolume({
+          volume_id: plan.handle, target_path: targetPath, volume_capability: capability, readonly: false, volume_context: plan.context,
+          ...(stagingPath !== undefined ? { staging_target_path: stagingPath } : {}),
+        }, { timeoutMs: 120_000 });
+      } catch (err) {
+        this.failed(key, pod, 'FailedMount', `MountVolume.SetUp failed for volume "${plan.pvName ?? plan.volumeName}" : ${rpcErrorText(err)}`);
+        return;
+      }
+      const m: MountedVolume = { podKey: key, podUid: uid, volumeName: plan.volumeName, handle: plan.handle, targetPath, stagingPath, inline: plan.inline, requestBytes: plan.requestBytes, content: '', fsBytes: 0 };
+      mine.set(plan.volumeName, m);
+      const problem = await this.check(m, key);
+      if (problem !== undefined) {
+        this.ctx.metrics.mountChecksFailed++;
+        this.failed(key, pod, 'VolumeCheckFailed', `volume "${plan.volumeName}": ${problem}`);
+        return;
+      }
+      this.ctx.metrics.mountChecksPassed++;
+    }
+    this.failures.delete(key);
+    this.reportedErrors.delete(key);
+    const ok = this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
+      if (p.metadata?.deletionTimestamp || p.status?.phase === 'Running') return false;
+      p.status = { ...(p.status ?? {}), phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }] };
+      return true;
+    });
+    if (ok !== undefined) {
+      const sizes = [...mine.values()].map((m) => `${m.volumeName}=${humanBytes(m.fsBytes)}`).join(', ');
+      this.ctx.events.record(this.source, pod, 'Normal', 'Started', `Started: ${mine.size} volume(s) mounted, written, read back${sizes ? ` (${sizes})` : ''}`);
+    }
+  }
+
+  /** Writes a file into the volume, reads it back, and checks the filesystem is as large as asked. */
+  private async check(m: MountedVolume, key: string): Promise<string | undefined> {
+    try {
+      const content = `${key} ${m.volumeName} ${m.handle}\n`;
+      const file = join(m.targetPath, CHECK_FILE);
+      await writeFile(file, content, { flush: true });
+      const back = await readFile(file, 'utf8');
+      if (back !== content) return `read back ${JSON.stringify(back)}, wrote ${JSON.stringify(content)}`;
+      m.content = content;
+      const s = await statfs(m.targetPath);
+      m.fsBytes = s.blocks * s.bsize;
+      if (m.fsBytes < m.requestBytes * FS_OVERHEAD_FACTOR) return `filesystem has ${humanBytes(m.fsBytes)}, asked for ${humanBytes(m.requestBytes)}`;
+      return undefined;
+    } catch (err) {
+      return `write/read check failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+
+  /** Reads back every check file on this node: after a driver restart, proof that no data was lost. */
+  async verifyData(): Promise<{ ok: number; lost: string[] }> {
+    const lost: string[] = [];
+    let ok = 0;
+    for (const vols of this.mounted.values()) {
+      for (const m of vols.values()) {
+        if (m.content === '') continue;
+        const back = await readFile(join(m.targetPath, CHECK_FILE), 'utf8').catch(() => undefined);
+        if (back === m.content) ok++;
+        else lost.push(`${m.podKey}/${m.volumeName}`);
+      }
+    }
+    return { ok, lost };
+  }
+
+  private failed(key: string, pod: V1Pod, reason: string, message: string, quiet = false): void {
+    const n = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, n);
+    // The same failure again is not logged again (kubectl shows it as a count).
+    if (!quiet && this.reportedErrors.get(key) !== message) {
+      this.reportedErrors.set(key, message);
+      this.ctx.events.record(this.source, pod, 'Warning', reason, message);
+    }
+    this.enqueueAfter(key, Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+  }
+
+  /** NodeUnpublish every volume of the pod, NodeUnstage those no other pod here uses; false if a call failed. */
+  private async teardown(key: string, uid: string): Promise<boolean> {
+    const vols = this.mounted.get(uid);
+    if (vols !== undefined) {
+      for (const m of [...vols.values()]) {
+        try {
+          this.ctx.metrics.countDriverCall('NodeUnpublishVolume');
+          await this.driver.client.nodeUnpublishVolume({ volume_id: m.handle, target_path: m.targetPath }, { timeoutMs: 120_000 });
+        } catch (err) {
+          this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKeyMeta(key) }, 'Warning', 'FailedUnmount', `UnmountVolume.TearDown failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
+          this.enqueueAfter(key, 2_000);
+          return false;
+        }
+        vols.delete(m.volumeName);
+        if (m.stagingPath !== undefined && !this.inUse(m.handle)) {
+          try {
+            this.ctx.metrics.countDriverCall('NodeUnstageVolume');
+            await this.driver.client.nodeUnstageVolume({ volume_id: m.handle, staging_target_path: m.stagingPath }, { timeoutMs: 120_000 });
+            this.staged.delete(m.handle);
+            await rm(join(m.stagingPath, '..'), { recursive: true, force: true });
+          } catch (err) {
+            this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKeyMeta(key) }, 'Warning', 'FailedUnmount', `UnmountDevice failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
+          }
+        }
+      }
+      this.mounted.delete(uid);
+    }
+    await rm(join(this.driver.kubeletDir, 'pods', uid), { recursive: true, force: true });
+    this.failures.delete(key);
+    this.reportedErrors.delete(key);
+    return true;
+  }
+
+  private inUse(handle: string): boolean {
+    for (const vols of this.mounted.values()) for (const m of vols.values()) if (m.handle === handle) return true;
+    return false;
+  }
+
+  /** Unpublishes and unstages everything (bench teardown); errors are collected, not thrown. */
+  async unmountAll(): Promise<string[]> {
+    const errors: string[] = [];
+    for (const [uid, vols] of [...this.mounted]) {
+      for (const m of [...vols.values()]) {
+        try {
+          await this.driver.client.nodeUnpublishVolume({ volume_id: m.handle, target_path: m.targetPath }, { timeoutMs: 60_000 });
+          vols.delete(m.volumeName);
+        } catch (err) {
+          errors.push(`${this.driver.nodeName}: NodeUnpublish ${m.targetPath}: ${rpcErrorText(err)}`);
+        }
+      }
+      if (vols.size === 0) this.mounted.delete(uid);
+    }
+    for (const [handle, path] of [...this.staged]) {
+      try {
+        await this.driver.client.nodeUnstageVolume({ volume_id: handle, staging_target_path: path }, { timeoutMs: 60_000 });
+        this.staged.delete(handle);
+      } catch (err) {
+        errors.push(`${this.driver.nodeName}: NodeUnstage ${path}: ${rpcErrorText(err)}`);
+      }
+    }
+    return errors;
+  }
+}
+
+function splitKeyMeta(key: string): { name: string; namespace: string | undefined } {
+  const { namespace, name } = splitKey(key);
+  return { name, namespace };
+}

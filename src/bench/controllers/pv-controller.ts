@@ -1,0 +1,205 @@
+// The PersistentVolume controller: static binding, provisioning annotations, bind(), Released and Lost phases.
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { Controller } from '../runtime/controller.js';
+import type { BenchContext } from '../runtime/context.js';
+import {
+  ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NO_PROVISIONER,
+} from '../api/annotations.js';
+import { objectKey, splitKey } from '../api/kinds.js';
+import { findMatchingVolume } from './scheduler/volume-binding.js';
+
+const SOURCE = 'persistentvolume-controller';
+/** The controller's periodic resync (--pvclaimbinder-sync-period). */
+const RESYNC_MS = 15_000;
+
+export class PvController extends Controller {
+  /** Last state each claim was reported in, so a resync does not repeat the same event. */
+  private readonly reported = new Map<string, string>();
+
+  constructor(private readonly ctx: BenchContext) {
+    super('persistentvolume-controller', ctx.clock);
+    ctx.store.watch('PersistentVolumeClaim', (e) => {
+      if (e.type === 'DELETED') {
+        this.reported.delete(objectKey(e.object));
+        if (e.object.spec?.volumeName) this.enqueue(`pv:${e.object.spec.volumeName}`);
+        return;
+      }
+      this.enqueue(`pvc:${objectKey(e.object)}`);
+    });
+    ctx.store.watch('PersistentVolume', (e) => {
+      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+      const ref = e.object.spec?.claimRef;
+      if (ref?.name) this.enqueue(`pvc:${ref.namespace ?? 'default'}/${ref.name}`);
+    });
+    this.scheduleResync();
+  }
+
+  private scheduleResync(): void {
+    this.clock.setTimer(RESYNC_MS, () => {
+      for (const pvc of this.ctx.store.list('PersistentVolumeClaim')) if (pvc.status?.phase !== 'Bound') this.enqueue(`pvc:${objectKey(pvc)}`);
+      for (const pv of this.ctx.store.list('PersistentVolume')) if (pv.status?.phase !== 'Bound') this.enqueue(`pv:${pv.metadata?.name}`);
+      this.scheduleResync();
+    });
+  }
+
+  async reconcile(item: string): Promise<void> {
+    const colon = item.indexOf(':');
+    const key = item.slice(colon + 1);
+    if (item.startsWith('pvc:')) this.syncClaim(key);
+    else this.syncVolume(key);
+  }
+
+  private report(pvc: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const key = objectKey(pvc);
+    const state = `${reason}|${message}`;
+    if (this.reported.get(key) === state) return;
+    this.reported.set(key, state);
+    this.ctx.events.record(SOURCE, pvc, type, reason, message);
+  }
+
+  private syncClaim(key: string): void {
+    const { namespace, name } = splitKey(key);
+    const pvc = this.ctx.store.get('PersistentVolumeClaim', name, namespace);
+    if (pvc === undefined || pvc.metadata?.deletionTimestamp) return;
+    const volumeName = pvc.spec?.volumeName ?? '';
+    if (volumeName === '') {
+      this.syncUnboundClaim(pvc);
+      return;
+    }
+    const pv = this.ctx.store.get('PersistentVolume', volumeName);
+    if (pv === undefined) {
+      if (pvc.status?.phase === 'Bound' || pvc.metadata?.annotations?.[ANN_BIND_COMPLETED]) {
+        this.setClaimPhase(pvc, 'Lost');
+        this.report(pvc, 'Warning', 'ClaimLost', 'Bound claim has lost its PersistentVolume. Data on the volume is lost!');
+      }
+      return;
+    }
+    const ref = pv.spec?.claimRef;
+    if (ref === undefined || (ref.uid && ref.uid !== pvc.metadata?.uid) || ref.name !== pvc.metadata?.name) {
+      if (ref === undefined) {
+        // The claim asks for this volume by name: bind it (claim pre-bound by its author).
+        if ((pv.status?.phase ?? 'Available') === 'Available') this.bind(pv, pvc);
+        return;
+      }
+      this.report(pvc, 'Warning', 'ClaimMisbound', 'Two claims are bound to the same volume, this one is bound incorrectly');
+      return;
+    }
+    this.bind(pv, pvc);
+  }
+
+  private syncUnboundClaim(pvc: V1PersistentVolumeClaim): void {
+    const className = pvc.spec?.storageClassName ?? '';
+    const sc = className === '' ? undefined : this.ctx.store.get('StorageClass', className);
+    const delayed = sc?.volumeBindingMode === 'WaitForFirstConsumer';
+    const pvs = this.ctx.store.list('PersistentVolume');
+    let pv = findMatchingVolume(pvc, pvs, undefined);
+    // For delayed claims only volumes already pre-bound to the claim are taken: the scheduler picks the rest.
+    if (pv !== undefined && delayed && pv.spec?.claimRef === undefined) pv = undefined;
+    if (pv !== undefined) {
+      this.bind(pv, pvc);
+      return;
+    }
+    if (delayed && !pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) {
+      this.setClaimPhase(pvc, 'Pending');
+      this.report(pvc, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
+      return;
+    }
+    if (sc === undefined || !sc.provisioner || sc.provisioner === NO_PROVISIONER) {
+      this.setClaimPhase(pvc, 'Pending');
+      const msg = sc === undefined ? (className === '' ? 'no persistent volumes available for this claim and no storage class is set' : `storageclass.storage.k8s.io "${className}" not found`) : 'no volume plugin matched name: kubernetes.io/no-provisioner';
+      this.report(pvc, 'Warning', sc === undefined ? 'FailedBinding' : 'ProvisioningFailed', msg);
+      return;
+    }
+    const ann = pvc.metadata?.annotations ?? {};
+    if (ann[ANN_STORAGE_PROVISIONER] !== sc.provisioner || ann[ANN_BETA_STORAGE_PROVISIONER] !== sc.provisioner) {
+      this.ctx.store.modify('PersistentVolumeClaim', pvc.metadata?.name ?? '', pvc.metadata?.namespace, (o) => {
+        o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_STORAGE_PROVISIONER]: sc.provisioner, [ANN_BETA_STORAGE_PROVISIONER]: sc.provisioner };
+        o.status = { ...(o.status ?? {}), phase: 'Pending' };
+      });
+    }
+    this.report(pvc, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${sc.provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
+  }
+
+  private setClaimPhase(pvc: V1PersistentVolumeClaim, phase: string): void {
+    if (pvc.status?.phase === phase) return;
+    this.ctx.store.modify('PersistentVolumeClaim', pvc.metadata?.name ?? '', pvc.metadata?.namespace, (o) => {
+      if (o.status?.phase === phase) return false;
+      o.status = { ...(o.status ?? {}), phase };
+      return true;
+    });
+  }
+
+  /** bind(): PV claimRef, PV Bound, PVC volumeName + bind-completed, PVC Bound with the PV's capacity and modes. */
+  private bind(pv: V1PersistentVolume, pvc: V1PersistentVolumeClaim): void {
+    const pvName = pv.metadata?.name ?? '';
+    const updatedPv = this.ctx.store.modify('PersistentVolume', pvName, undefined, (o) => {
+      let changed = false;
+      const ref = o.spec?.claimRef;
+      if (!ref || ref.uid !== pvc.metadata?.uid) {
+        if (!ref) o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: 'yes' };
+        o.spec!.claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion };
+        changed = true;
+      }
+      if (o.status?.phase !== 'Bound') {
+        o.status = { ...(o.status ?? {}), phase: 'Bound' };
+        changed = true;
+      }
+      return changed;
+    }) ?? this.ctx.store.get('PersistentVolume', pvName);
+    if (updatedPv === undefined) return;
+    this.ctx.store.modify('PersistentVolumeClaim', pvc.metadata?.name ?? '', pvc.metadata?.namespace, (o) => {
+      let changed = false;
+      const ann = { ...(o.metadata!.annotations ?? {}) };
+      if ((o.spec?.volumeName ?? '') !== pvName) {
+        o.spec!.volumeName = pvName;
+        ann[ANN_BOUND_BY_CONTROLLER] = 'yes';
+        changed = true;
+      }
+      if (ann[ANN_BIND_COMPLETED] !== 'yes') {
+        ann[ANN_BIND_COMPLETED] = 'yes';
+        changed = true;
+      }
+      o.metadata!.annotations = ann;
+      if (o.status?.phase !== 'Bound') {
+        o.status = { ...(o.status ?? {}), phase: 'Bound', capacity: { ...(updatedPv.spec?.capacity ?? {}) }, accessModes: [...(updatedPv.spec?.accessModes ?? [])] };
+        changed = true;
+      }
+      return changed;
+    });
+  }
+
+  private syncVolume(name: string): void {
+    const pv = this.ctx.store.get('PersistentVolume', name);
+    if (pv === undefined) return;
+    const ref = pv.spec?.claimRef;
+    const setPhase = (phase: string): void => {
+      if (pv.status?.phase === phase) return;
+      this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
+        if (o.status?.phase === phase) return false;
+        o.status = { ...(o.status ?? {}), phase };
+        return true;
+      });
+    };
+    if (ref === undefined) {
+      setPhase('Available');
+      return;
+    }
+    const claim = this.ctx.store.get('PersistentVolumeClaim', ref.name ?? '', ref.namespace);
+    if (claim === undefined || (ref.uid && claim.metadata?.uid !== ref.uid)) {
+      if (!ref.uid) {
+        setPhase('Available'); // pre-bound by name to a claim that does not exist yet
+        return;
+      }
+      // The claim is gone: Released. Retain keeps it so; Delete is carried out by the external provisioner.
+      if (pv.status?.phase !== 'Released' && pv.status?.phase !== 'Failed') {
+        setPhase('Released');
+        if ((pv.spec?.persistentVolumeReclaimPolicy ?? 'Retain') === 'Recycle') {
+          this.ctx.events.record(SOURCE, pv, 'Warning', 'VolumeFailedRecycle', 'recycling is not modelled by the bench');
+        }
+      }
+      return;
+    }
+    if ((claim.spec?.volumeName ?? '') === name) setPhase('Bound');
+    else this.enqueue(`pvc:${objectKey(claim)}`);
+  }
+}

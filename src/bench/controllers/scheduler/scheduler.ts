@@ -1,0 +1,206 @@
+// kube-scheduler: a scheduling queue with backoff, filters and score, Reserve, the VolumeBinding PreBind wait, and Bind.
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { Controller } from '../../runtime/controller.js';
+import type { BenchContext } from '../../runtime/context.js';
+import { isTerminated, podKey, podRequests } from '../../api/pod-helpers.js';
+import { splitKey } from '../../api/kinds.js';
+import { nodeFitReasons, nodeScore, type NodeUsage } from './node-fit.js';
+import { bindApiUpdate, checkBindings, filter, preFilter, type PodVolumes } from './volume-binding.js';
+
+const SOURCE = 'default-scheduler';
+/** podInitialBackoffSeconds / podMaxBackoffSeconds of the default configuration. */
+const INITIAL_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 10_000;
+/** podMaxInUnschedulablePodsDuration: unschedulable pods are retried at least this often. */
+const UNSCHEDULABLE_FLUSH_MS = 5 * 60_000;
+/** VolumeBinding's PreBind polls every second up to bindTimeoutSeconds (600). */
+const BIND_POLL_MS = 1_000;
+export const BIND_TIMEOUT_MS = 600_000;
+
+interface Binding {
+  node: string;
+  volumes: PodVolumes;
+  startedMs: number;
+  requests: ReturnType<typeof podRequests>;
+}
+
+export class Scheduler extends Controller {
+  private readonly binding = new Map<string, Binding>();
+  private readonly attempts = new Map<string, number>();
+  private readonly lastFailureMs = new Map<string, number>();
+  private readonly unschedulable = new Set<string>();
+  /** Last reason each pending pod could not be placed: the report's "stuck because". */
+  readonly lastFailure = new Map<string, string>();
+  private readonly random;
+
+  constructor(private readonly ctx: BenchContext) {
+    super('scheduler', ctx.clock);
+    this.random = ctx.random.fork('scheduler');
+    ctx.store.watch('Pod', (e) => {
+      const key = podKey(e.object);
+      if (e.type === 'DELETED') {
+        this.forget(key);
+        if (e.object.spec?.nodeName) this.moveAllToActive();
+        return;
+      }
+      if (e.type === 'ADDED' && this.wantsScheduling(e.object)) this.enqueue(`pod:${key}`);
+    });
+    for (const kind of ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass', 'Node', 'CSIDriver', 'CSIStorageCapacity'] as const) {
+      ctx.store.watch(kind, (e) => {
+        if (e.type !== 'DELETED' || kind === 'PersistentVolume') this.moveAllToActive();
+      });
+    }
+  }
+
+  private wantsScheduling(pod: V1Pod): boolean {
+    return !pod.spec?.nodeName && !pod.metadata?.deletionTimestamp && (pod.spec?.schedulerName ?? 'default-scheduler') === 'default-scheduler';
+  }
+
+  private forget(key: string): void {
+    this.binding.delete(key);
+    this.unschedulable.delete(key);
+    this.cancelDelayed(`pod:${key}`);
+    this.cancelDelayed(`bind:${key}`);
+  }
+
+  private backoffMs(key: string): number {
+    const n = this.attempts.get(key) ?? 1;
+    return Math.min(INITIAL_BACKOFF_MS * 2 ** (n - 1), MAX_BACKOFF_MS);
+  }
+
+  /** A cluster event that may make unschedulable pods fit: retry them once their backoff is over. */
+  private moveAllToActive(): void {
+    for (const key of [...this.unschedulable].sort()) {
+      this.unschedulable.delete(key);
+      const remaining = (this.lastFailureMs.get(key) ?? 0) + this.backoffMs(key) - this.clock.now();
+      this.enqueueAfter(`pod:${key}`, remaining);
+    }
+  }
+
+  async reconcile(item: string): Promise<void> {
+    const colon = item.indexOf(':');
+    const what = item.slice(0, colon);
+    const key = item.slice(colon + 1);
+    if (what === 'bind') this.checkBinding(key);
+    else this.scheduleOne(key);
+  }
+
+  /** Requests of pods bound to or assumed on each node. */
+  private nodeUsage(): Map<string, NodeUsage> {
+    const usage = new Map<string, NodeUsage>();
+    const add = (node: string, r: { cpuMilli: number; memoryBytes: number }): void => {
+      const u = usage.get(node) ?? { cpuMilli: 0, memoryBytes: 0, pods: 0 };
+      u.cpuMilli += r.cpuMilli;
+      u.memoryBytes += r.memoryBytes;
+      u.pods += 1;
+      usage.set(node, u);
+    };
+    for (const p of this.ctx.store.list('Pod')) if (p.spec?.nodeName && !isTerminated(p)) add(p.spec.nodeName, podRequests(p));
+    for (const b of this.binding.values()) add(b.node, b.requests);
+    return usage;
+  }
+
+  private scheduleOne(key: string): void {
+    const { namespace, name } = splitKey(key);
+    const pod = this.ctx.store.get('Pod', name, namespace);
+    if (pod === undefined || !this.wantsScheduling(pod) || this.binding.has(key)) return;
+    this.unschedulable.delete(key);
+    this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
+    this.ctx.metrics.countAttempt(key);
+    const nodes = this.ctx.store.list('Node');
+    const state = preFilter(this.ctx.store, pod);
+    if (state.unresolvable !== undefined) {
+      this.fail(pod, `0/${nodes.length} nodes are available: ${state.unresolvable}.`, false);
+      return;
+    }
+    const usage = this.nodeUsage();
+    const reasonCounts = new Map<string, number>();
+    const feasible: { node: V1Node; volumes: PodVolumes; score: number }[] = [];
+    for (const node of nodes) {
+      const u = usage.get(node.metadata?.name ?? '') ?? { cpuMilli: 0, memoryBytes: 0, pods: 0 };
+      let reasons = nodeFitReasons(pod, node, u);
+      let volumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+      if (reasons.length === 0) {
+        const r = filter(this.ctx.store, state, node);
+        reasons = r.reasons;
+        volumes = r.volumes;
+      }
+      if (reasons.length === 0) feasible.push({ node, volumes, score: nodeScore(pod, node, u) });
+      for (const r of reasons) reasonCounts.set(r, (reasonCounts.get(r) ?? 0) + 1);
+    }
+    if (feasible.length === 0) {
+      const parts = [...reasonCounts].map(([r, n]) => `${n} ${r}`).sort();
+      this.fail(pod, `0/${nodes.length} nodes are available: ${parts.join(', ')}.`, false);
+      return;
+    }
+    // Highest score wins; ties are broken at random, as selectHost does (reservoir sampling).
+    const best = Math.max(...feasible.map((f) => f.score));
+    const top = feasible.filter((f) => f.score === best);
+    const chosen = top[top.length === 1 ? 0 : this.random.int(top.length)]!;
+    const nodeName = chosen.node.metadata?.name ?? '';
+    // Reserve (assume) then PreBind: the API writes happen now and are never undone.
+    this.binding.set(key, { node: nodeName, volumes: chosen.volumes, startedMs: this.clock.now(), requests: podRequests(pod) });
+    bindApiUpdate(this.ctx.store, chosen.volumes, nodeName);
+    this.checkBinding(key);
+  }
+
+  private checkBinding(key: string): void {
+    const b = this.binding.get(key);
+    if (b === undefined) return;
+    const { namespace, name } = splitKey(key);
+    const pod = this.ctx.store.get('Pod', name, namespace);
+    if (pod === undefined) {
+      this.binding.delete(key);
+      return;
+    }
+    const result = checkBindings(this.ctx.store, pod, b.volumes, b.node);
+    if (result === false) {
+      if (this.clock.now() - b.startedMs >= BIND_TIMEOUT_MS) {
+        this.binding.delete(key);
+        this.fail(pod, 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded', true);
+        return;
+      }
+      this.enqueueAfter(`bind:${key}`, BIND_POLL_MS);
+      return;
+    }
+    this.binding.delete(key);
+    if (typeof result === 'string') {
+      this.fail(pod, `running PreBind plugin "VolumeBinding": binding volumes: ${result}`, true);
+      return;
+    }
+    const bound = this.ctx.store.modify('Pod', name, namespace, (p) => {
+      if (p.spec?.nodeName) return false;
+      p.spec!.nodeName = b.node;
+      p.status = { ...(p.status ?? {}), conditions: [{ type: 'PodScheduled', status: 'True' }] };
+      return true;
+    });
+    if (bound === undefined) return;
+    this.lastFailure.delete(key);
+    this.ctx.events.record(SOURCE, pod, 'Normal', 'Scheduled', `Successfully assigned ${key} to ${b.node}`);
+  }
+
+  /**
+   * Records the failure. Filter failures park the pod until a cluster event (or the
+   * periodic flush); errors (PreBind) send it through backoff straight away, as upstream.
+   */
+  private fail(pod: V1Pod, message: string, isError: boolean): void {
+    const key = podKey(pod);
+    this.lastFailure.set(key, message);
+    this.lastFailureMs.set(key, this.clock.now());
+    this.ctx.events.record(SOURCE, pod, 'Warning', 'FailedScheduling', message);
+    this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
+      p.status = { ...(p.status ?? {}), phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] };
+    });
+    if (isError) {
+      this.enqueueAfter(`pod:${key}`, this.backoffMs(key));
+    } else {
+      this.unschedulable.add(key);
+      this.enqueueAfter(`pod:${key}`, UNSCHEDULABLE_FLUSH_MS);
+    }
+  }
+
+  /** Pods waiting in PreBind right now (for progress output). */
+  bindingCount(): number {
+    return this.binding.size;
+  }
+}

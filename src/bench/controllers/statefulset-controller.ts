@@ -1,0 +1,96 @@
+// The StatefulSet controller: ordinal pods `<sts>-<i>`, claims `<template>-<sts>-<i>` kept on scale-down, OrderedReady or Parallel.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { Controller } from '../runtime/controller.js';
+import type { BenchContext } from '../runtime/context.js';
+import { objectKey, splitKey } from '../api/kinds.js';
+
+const SOURCE = 'statefulset-controller';
+
+export class StatefulSetController extends Controller {
+  constructor(private readonly ctx: BenchContext) {
+    super('statefulset-controller', ctx.clock);
+    ctx.store.watch('StatefulSet', (e) => {
+      if (e.type !== 'DELETED') this.enqueue(objectKey(e.object));
+    });
+    ctx.store.watch('Pod', (e) => {
+      const owner = (e.object.metadata?.ownerReferences ?? []).find((r) => r.kind === 'StatefulSet' && r.controller);
+      if (owner) this.enqueue(`${e.object.metadata?.namespace}/${owner.name}`);
+    });
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const sts = this.ctx.store.get('StatefulSet', name, namespace);
+    if (sts === undefined || sts.metadata?.deletionTimestamp) return;
+    const replicas = sts.spec?.replicas ?? 1;
+    const ordered = (sts.spec?.podManagementPolicy ?? 'OrderedReady') === 'OrderedReady';
+    const pods = this.ctx.store.list('Pod', namespace).filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.uid === sts.metadata?.uid && r.controller));
+    const byOrdinal = new Map<number, V1Pod>();
+    for (const p of pods) {
+      const ord = Number((p.metadata?.name ?? '').slice(name.length + 1));
+      if (Number.isInteger(ord)) byOrdinal.set(ord, p);
+    }
+    // Scale down: highest ordinal first; OrderedReady waits for each pod to be gone.
+    const extra = [...byOrdinal.keys()].filter((o) => o >= replicas).sort((a, b) => b - a);
+    for (const ord of extra) {
+      const p = byOrdinal.get(ord)!;
+      if (!p.metadata?.deletionTimestamp) {
+        this.ctx.store.delete('Pod', p.metadata?.name ?? '', namespace, Boolean(p.spec?.nodeName));
+        this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulDelete', `delete Pod ${p.metadata?.name} in StatefulSet ${name} successful`);
+      }
+      if (ordered) break;
+    }
+    if (ordered && extra.length > 0) return;
+    for (let ord = 0; ord < replicas; ord++) {
+      const existing = byOrdinal.get(ord);
+      if (existing !== undefined) {
+        if (ordered && (existing.status?.phase !== 'Running' || existing.metadata?.deletionTimestamp)) break;
+        continue;
+      }
+      this.createPod(sts, ord);
+      if (ordered) break;
+    }
+    this.ctx.store.modify('StatefulSet', name, namespace, (o) => {
+      const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).length;
+      if (o.status?.replicas === pods.length && o.status?.readyReplicas === running) return false;
+      o.status = { ...(o.status ?? { replicas: 0 }), replicas: pods.length, readyReplicas: running, availableReplicas: running };
+      return true;
+    });
+  }
+
+  private createPod(sts: V1StatefulSet, ord: number): void {
+    const name = sts.metadata?.name ?? '';
+    const namespace = sts.metadata?.namespace ?? 'default';
+    const podName = `${name}-${ord}`;
+    const volumes = [...(sts.spec?.template.spec?.volumes ?? [])];
+    for (const t of sts.spec?.volumeClaimTemplates ?? []) {
+      const tName = t.metadata?.name ?? '';
+      const claimName = `${tName}-${podName}`;
+      if (this.ctx.store.get('PersistentVolumeClaim', claimName, namespace) === undefined) {
+        // Default retention policy (Retain/Retain): the claim outlives the pod and the set, so no ownerReference.
+        this.ctx.store.create('PersistentVolumeClaim', {
+          apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+          metadata: { name: claimName, namespace, labels: { ...(sts.spec?.selector?.matchLabels ?? {}), ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}) } },
+          spec: structuredClone(t.spec),
+        });
+        this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`);
+      }
+      const i = volumes.findIndex((v) => v.name === tName);
+      const vol = { name: tName, persistentVolumeClaim: { claimName } };
+      if (i >= 0) volumes[i] = vol;
+      else volumes.push(vol);
+    }
+    const tmpl = sts.spec?.template;
+    this.ctx.store.create('Pod', {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        name: podName, namespace,
+        labels: { ...(tmpl?.metadata?.labels ?? {}), 'statefulset.kubernetes.io/pod-name': podName, 'apps.kubernetes.io/pod-index': String(ord) },
+        annotations: { ...(tmpl?.metadata?.annotations ?? {}) },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid: sts.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      },
+      spec: { ...structuredClone(tmpl?.spec ?? { containers: [] }), volumes, hostname: podName, subdomain: sts.spec?.serviceName },
+    });
+    this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Pod ${podName} in StatefulSet ${name} successful`);
+  }
+}

@@ -1,0 +1,25 @@
+// The `lode.csi.dev/pools` Node annotation: which Lode pools a simulated node has and how large each is.
+import { parseQuantity } from '../api/quantity.js';
+import type { PoolSpec } from '../nodes/node-driver.js';
+
+/** "fast=200Mi,bulk=1Gi" -> pools in the order written (the first is the driver's default pool). */
+export function parsePoolsAnnotation(value: string): PoolSpec[] {
+  const pools: PoolSpec[] = [];
+  for (const part of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new Error(`"${part}" is not NAME=SIZE`);
+    const name = part.slice(0, eq).trim();
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new Error(`pool name "${name}" must be a DNS label`);
+    if (pools.some((p) => p.name === name)) throw new Error(`pool "${name}" listed twice`);
+    let size: number;
+    try {
+      size = parseQuantity(part.slice(eq + 1).trim());
+    } catch {
+      throw new Error(`pool "${name}": size "${part.slice(eq + 1).trim()}" is not a quantity`);
+    }
+    if (!(size > 0)) throw new Error(`pool "${name}": size must be positive`);
+    pools.push({ name, sizeBytes: Math.floor(size) });
+  }
+  if (pools.length === 0) throw new Error('no pools listed');
+  return pools;
+}

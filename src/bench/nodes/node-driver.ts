@@ -1,0 +1,144 @@
+// One simulated node's real `lode driver` process: its pools, socket and kubelet directory under the bench work dir.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CsiClient } from '../../csi/client.js';
+
+/** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
+const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+
+export interface PoolSpec {
+  name: string;
+  sizeBytes: number;
+}
+
+export interface NodeDriverOptions {
+  nodeName: string;
+  /** This node's directory under the bench work dir. */
+  nodeDir: string;
+  driverName: string;
+  pools: PoolSpec[];
+  /** Milliseconds to wait for the socket and a ready Probe. */
+  startTimeoutMs?: number;
+}
+
+export class NodeDriver {
+  readonly nodeName: string;
+  readonly socketPath: string;
+  readonly kubeletDir: string;
+  readonly pools: PoolSpec[];
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private log: WriteStream | undefined;
+  private csi: CsiClient | undefined;
+  private recentOutput = '';
+  /** How many times the process was started (restarts included). */
+  starts = 0;
+
+  constructor(private readonly opts: NodeDriverOptions) {
+    this.nodeName = opts.nodeName;
+    this.socketPath = join(opts.nodeDir, 'csi.sock');
+    this.kubeletDir = join(opts.nodeDir, 'kubelet');
+    this.pools = opts.pools;
+  }
+
+  poolDir(pool: string): string {
+    return join(this.opts.nodeDir, 'pools', pool);
+  }
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  /** The CSI client of the running process; throws UNAVAILABLE-like when the driver is down. */
+  get client(): CsiClient {
+    if (this.csi === undefined) {
+      const err = new Error(`driver of node ${this.nodeName} is not running`) as Error & { code: number };
+      err.code = 14; // UNAVAILABLE, what a sidecar sees when the socket is gone
+      throw err;
+    }
+    return this.csi;
+  }
+
+  async start(): Promise<void> {
+    if (this.child !== undefined) return;
+    mkdirSync(this.kubeletDir, { recursive: true });
+    const args = [MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
+    for (const p of this.pools) {
+      mkdirSync(this.poolDir(p.name), { recursive: true });
+      args.push('--pool', `${p.name}=${this.poolDir(p.name)},size=${p.sizeBytes}`);
+    }
+    args.push('--target-root', this.kubeletDir);
+    this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.child = child;
+    this.starts++;
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    child.once('exit', () => {
+      if (this.child === child) {
+        this.child = undefined;
+        this.csi?.close();
+        this.csi = undefined;
+      }
+    });
+    await this.waitReady();
+  }
+
+  private async waitReady(): Promise<void> {
+    const deadline = Date.now() + (this.opts.startTimeoutMs ?? 30_000);
+    let lastErr: unknown;
+    while (Date.now() < deadline) {
+      if (this.child === undefined) throw new Error(`driver of node ${this.nodeName} exited during start: ${this.logTail()}`);
+      if (existsSync(this.socketPath)) {
+        const c = this.csi ?? new CsiClient(`unix://${this.socketPath}`, 60_000);
+        this.csi = c;
+        try {
+          const r = await c.probe({}, { timeoutMs: 2_000 });
+          if (r.ready?.value !== false) return;
+        } catch (err) {
+          lastErr = err;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`driver of node ${this.nodeName} not ready after ${this.opts.startTimeoutMs ?? 30_000} ms: ${String(lastErr)}`);
+  }
+
+  /** The last lines the driver wrote, for error messages (the work dir is removed afterwards). */
+  logTail(): string {
+    return this.recentOutput.trim().split('\n').slice(-5).join('\n') || '(no output)';
+  }
+
+  /** SIGTERM and wait; SIGKILL if it does not exit within `graceMs`. */
+  async stop(graceMs = 20_000): Promise<void> {
+    const child = this.child;
+    if (child === undefined) return;
+    this.csi?.close();
+    this.csi = undefined;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  /** SIGKILL, as a crash would. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (child === undefined) return;
+    this.csi?.close();
+    this.csi = undefined;
+    child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  closeLog(): void {
+    this.log?.end();
+    this.log = undefined;
+  }
+}

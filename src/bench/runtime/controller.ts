@@ -1,0 +1,52 @@
+// The shape every bench controller has: a name, a work queue and a reconcile function the runtime calls.
+import { WorkQueue } from './work-queue.js';
+import type { VirtualClock } from '../clock/virtual-clock.js';
+
+/**
+ * A controller as the runtime sees it. `reconcile` handles one key and may call real
+ * drivers; the runtime runs one reconcile at a time, so the order of writes and events
+ * depends only on the inputs and the seed, never on how long a driver call takes.
+ */
+export abstract class Controller {
+  readonly queue = new WorkQueue();
+  private readonly delayed = new Map<string, { id: number; due: number }>();
+
+  constructor(readonly name: string, protected readonly clock: VirtualClock) {}
+
+  abstract reconcile(key: string): Promise<void>;
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** Queues `key` after `delayMs` of virtual time; an earlier pending request for the key wins. */
+  enqueueAfter(key: string, delayMs: number): void {
+    if (delayMs <= 0) {
+      this.enqueue(key);
+      return;
+    }
+    const due = this.clock.now() + delayMs;
+    const existing = this.delayed.get(key);
+    if (existing !== undefined) {
+      if (existing.due <= due) return;
+      this.clock.cancel(existing.id);
+    }
+    const id = this.clock.setTimer(delayMs, () => {
+      this.delayed.delete(key);
+      this.enqueue(key);
+    });
+    this.delayed.set(key, { id, due });
+  }
+
+  /** Drops a delayed request, e.g. when the object went away. */
+  cancelDelayed(key: string): void {
+    this.clock.cancel(this.delayed.get(key)?.id);
+    this.delayed.delete(key);
+  }
+
+  /** Stops every timer of this controller (driver killed, run over). */
+  stopTimers(): void {
+    for (const d of this.delayed.values()) this.clock.cancel(d.id);
+    this.delayed.clear();
+  }
+}

@@ -1,0 +1,80 @@
+// What a finished run reports: the final cluster state, the event log and the metrics, as plain data (also the --json shape).
+import type { BenchEvent } from '../api/event-log.js';
+
+export interface PodRow {
+  name: string;
+  node: string;
+  phase: string;
+  attempts: number;
+  /** Why it is not Running (last scheduling or mount failure). */
+  reason: string;
+}
+
+export interface ClaimRow {
+  name: string;
+  phase: string;
+  storageClass: string;
+  volume: string;
+  node: string;
+  size: string;
+}
+
+export interface PoolRow {
+  node: string;
+  pool: string;
+  capacityBytes: number;
+  allocatedBytes: number;
+  freeBytes: number;
+}
+
+export interface CapacityRow {
+  name: string;
+  storageClass: string;
+  node: string;
+  capacity: string;
+  maximumVolumeSize: string;
+}
+
+export interface WaitOutcome {
+  step: number;
+  label: string;
+  outcome: 'condition' | 'deadline' | 'idle';
+  virtualMs: number;
+}
+
+export interface RunMetrics {
+  schedulingAttempts: Record<string, number>;
+  totalSchedulingAttempts: number;
+  provisioningFailuresByCode: Record<string, number>;
+  driverCalls: Record<string, number>;
+  volumesProvisioned: number;
+  volumesDeleted: number;
+  mountChecksPassed: number;
+  mountChecksFailed: number;
+  podsStuck: { pod: string; reason: string }[];
+  /** Virtual time when the last step finished. */
+  virtualMs: number;
+  /** Virtual time of the last state change (the moment the cluster settled). */
+  settledVirtualMs: number;
+  wallMs: number;
+  events: number;
+  eventsPerWallSecond: number;
+  reconciles: number;
+  peakRssBytes: number;
+}
+
+export interface RunResult {
+  scenario: string;
+  seed: number;
+  pods: PodRow[];
+  claims: ClaimRow[];
+  volumes: { name: string; phase: string; claim: string; node: string; size: string; reclaimPolicy: string }[];
+  pools: PoolRow[];
+  capacities: CapacityRow[];
+  events: BenchEvent[];
+  waits: WaitOutcome[];
+  metrics: RunMetrics;
+  unmodelledFields: string[];
+  controllerErrors: string[];
+  teardownProblems: string[];
+}

@@ -1,0 +1,142 @@
+// Scenario files: which manifests to load and the ordered steps to run, parsed and checked before anything starts.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { parseDuration } from '../clock/virtual-clock.js';
+import { isKind, type Kind } from '../api/kinds.js';
+import { checkInlineObjects, loadManifests, ManifestError, type LoadedObject, type UnmodelledFields } from '../manifests/load-manifests.js';
+
+export type WaitCondition =
+  | { for: 'settled'; quietMs: number }
+  | { for: 'allPodsRunning' }
+  | { for: 'podsRunning'; names: string[] }
+  | { for: 'pvcsBound'; names: string[] }
+  | { for: 'gone'; kind: Kind; name: string };
+
+export type Step =
+  | { op: 'apply'; objects: LoadedObject[]; label: string }
+  | { op: 'delete'; kind: Kind; name: string; namespace: string | undefined }
+  | { op: 'patch'; kind: Kind; name: string; namespace: string | undefined; merge: Record<string, unknown> }
+  | { op: 'scale'; statefulSet: string; namespace: string | undefined; replicas: number }
+  | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string }
+  | { op: 'advance'; ms: number }
+  | { op: 'killDriver'; node: string }
+  | { op: 'restartDriver'; node: string }
+  | { op: 'mark'; text: string };
+
+export interface Scenario {
+  name: string;
+  description: string;
+  file: string;
+  seed: number;
+  capacityPollMs: number;
+  steps: Step[];
+}
+
+const DEFAULT_WAIT_MS = 30 * 60_000;
+const DEFAULT_QUIET_MS = 2 * 60_000;
+
+type Json = Record<string, unknown>;
+function isObject(v: unknown): v is Json {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function strings(v: unknown, where: string): string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v) && v.every((s) => typeof s === 'string')) return v as string[];
+  throw new ManifestError(`${where}: expected a string or a list of strings`);
+}
+
+/** Reads a scenario file; manifests it names are resolved relative to it and loaded now, so errors come before any driver starts. */
+export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number } = {}): Scenario {
+  const path = resolve(file);
+  const dir = dirname(path);
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ManifestError(`${path}: ${(err as Error).message}`);
+  }
+  if (!isObject(doc)) throw new ManifestError(`${path}: a scenario is a YAML mapping with name, steps`);
+  const name = typeof doc.name === 'string' ? doc.name : path;
+  const steps: Step[] = [];
+  const include = doc.include === undefined ? [] : strings(doc.include, `${path}: include`);
+  if (include.length > 0) steps.push({ op: 'apply', objects: loadManifests(include.map((f) => resolve(dir, f)), unmodelled), label: include.join(', ') });
+  const rawSteps = doc.steps ?? [];
+  if (!Array.isArray(rawSteps)) throw new ManifestError(`${path}: steps: expected a list`);
+  rawSteps.forEach((raw, i) => steps.push(parseStep(raw, `${path}: steps[${i}]`, dir, unmodelled)));
+  return {
+    name,
+    description: typeof doc.description === 'string' ? doc.description.trim() : '',
+    file: path,
+    seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),
+    capacityPollMs: doc.capacityPollInterval === undefined ? 60_000 : parseDuration(doc.capacityPollInterval as string),
+    steps,
+  };
+}
+
+function parseStep(raw: unknown, where: string, dir: string, unmodelled: UnmodelledFields | undefined): Step {
+  if (typeof raw === 'string' && raw === 'settle') return { op: 'wait', condition: { for: 'settled', quietMs: DEFAULT_QUIET_MS }, timeoutMs: DEFAULT_WAIT_MS, label: 'settled' };
+  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+  const [op, arg] = Object.entries(raw)[0]!;
+  const kindOf = (v: unknown): Kind => {
+    if (!isKind(v)) throw new ManifestError(`${where}: ${op}.kind: ${JSON.stringify(v)} is not a kind the bench handles`);
+    return v;
+  };
+  switch (op) {
+    case 'apply': {
+      if (isObject(arg) && Array.isArray(arg.objects)) return { op, objects: checkInlineObjects(arg.objects, `${where}: apply.objects`, unmodelled), label: 'inline objects' };
+      const files = strings(arg, `${where}: apply`);
+      return { op, objects: loadManifests(files.map((f) => resolve(dir, f)), unmodelled), label: files.join(', ') };
+    }
+    case 'delete':
+      if (!isObject(arg) || typeof arg.name !== 'string') throw new ManifestError(`${where}: delete: expected {kind, name, namespace?}`);
+      return { op, kind: kindOf(arg.kind), name: arg.name, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined };
+    case 'patch':
+      if (!isObject(arg) || typeof arg.name !== 'string' || !isObject(arg.merge)) throw new ManifestError(`${where}: patch: expected {kind, name, namespace?, merge: {...}}`);
+      return { op, kind: kindOf(arg.kind), name: arg.name, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined, merge: arg.merge };
+    case 'scale':
+      if (!isObject(arg) || typeof arg.statefulset !== 'string' || typeof arg.replicas !== 'number') throw new ManifestError(`${where}: scale: expected {statefulset, replicas, namespace?}`);
+      return { op, statefulSet: arg.statefulset, replicas: arg.replicas, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined };
+    case 'wait':
+      return parseWait(arg, where);
+    case 'advance':
+      if (typeof arg !== 'string' && typeof arg !== 'number') throw new ManifestError(`${where}: advance: expected a duration like 90s or 5m`);
+      return { op, ms: parseDuration(arg) };
+    case 'killDriver':
+    case 'restartDriver':
+      if (typeof arg !== 'string') throw new ManifestError(`${where}: ${op}: expected a node name`);
+      return { op, node: arg };
+    case 'mark':
+      return { op, text: String(arg) };
+    default:
+      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+  }
+}
+
+function parseWait(arg: unknown, where: string): Step {
+  const spec: Json = typeof arg === 'string' ? { for: arg } : isObject(arg) ? arg : {};
+  const timeoutMs = spec.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(spec.timeout as string);
+  let condition: WaitCondition;
+  switch (spec.for) {
+    case 'settled':
+      condition = { for: 'settled', quietMs: spec.quiet === undefined ? DEFAULT_QUIET_MS : parseDuration(spec.quiet as string) };
+      break;
+    case 'allPodsRunning':
+      condition = { for: 'allPodsRunning' };
+      break;
+    case 'podsRunning':
+      condition = { for: 'podsRunning', names: strings(spec.names, `${where}: wait.names`) };
+      break;
+    case 'pvcsBound':
+      condition = { for: 'pvcsBound', names: strings(spec.names, `${where}: wait.names`) };
+      break;
+    case 'gone':
+      if (!isKind(spec.kind) || typeof spec.name !== 'string') throw new ManifestError(`${where}: wait gone: expected kind and name`);
+      condition = { for: 'gone', kind: spec.kind, name: spec.name };
+      break;
+    default:
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, gone`);
+  }
+  return { op: 'wait', condition, timeoutMs, label: String(spec.for) };
+}

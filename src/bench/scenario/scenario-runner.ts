@@ -1,0 +1,217 @@
+// Runs a scenario's steps against a cluster, then snapshots its state and metrics into a RunResult.
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { Cluster } from '../cluster/cluster.js';
+import type { Scenario, Step, WaitCondition } from './scenario-file.js';
+import type { ClaimRow, PodRow, PoolRow, RunResult, WaitOutcome } from './run-result.js';
+import type { UnmodelledFields } from '../manifests/load-manifests.js';
+import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME } from '../api/annotations.js';
+import { podKey } from '../api/pod-helpers.js';
+import { formatDuration } from '../clock/virtual-clock.js';
+
+export interface RunOptions {
+  workDir: string;
+  seed?: number;
+  /** Keep the work dir (for debugging); mounts and loop devices are still removed. */
+  keepWorkDir?: boolean;
+  /** Told about each step and each event as it happens. */
+  onStep?: (index: number, step: Step, cluster: Cluster) => void;
+  onCluster?: (cluster: Cluster) => void;
+  /** Aborted runs stop between steps and tear down. */
+  signal?: AbortSignal;
+  unmodelled?: UnmodelledFields;
+}
+
+function splitName(n: string): { namespace: string; name: string } {
+  const i = n.indexOf('/');
+  return i < 0 ? { namespace: 'default', name: n } : { namespace: n.slice(0, i), name: n.slice(i + 1) };
+}
+
+function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: number; since: number }): boolean {
+  const store = cluster.store;
+  switch (c.for) {
+    case 'allPodsRunning':
+      return store.list('Pod').every((p) => p.status?.phase === 'Running');
+    case 'podsRunning':
+      return c.names.every((n) => { const { namespace, name } = splitName(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
+    case 'pvcsBound':
+      return c.names.every((n) => { const { namespace, name } = splitName(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
+    case 'gone': {
+      const { namespace, name } = splitName(c.name);
+      return store.get(c.kind, name, namespace) === undefined;
+    }
+    case 'settled': {
+      // Settled: no object written and no event recorded for a quiet period of virtual time.
+      const activity = store.writes + cluster.events.events.length;
+      if (activity !== quiet.writes) {
+        quiet.writes = activity;
+        quiet.since = cluster.clock.now();
+        return false;
+      }
+      return cluster.clock.now() - quiet.since >= c.quietMs;
+    }
+  }
+}
+
+function pvNode(pv: V1PersistentVolume | undefined): string {
+  for (const t of pv?.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? []) {
+    for (const e of t.matchExpressions ?? []) if ((e.key === LODE_TOPOLOGY_KEY || e.key === LABEL_HOSTNAME) && e.values?.length === 1) return e.values[0]!;
+  }
+  return '';
+}
+
+async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitOutcome[], lastChange: { ms: number }): Promise<void> {
+  const rt = cluster.runtime;
+  switch (step.op) {
+    case 'apply':
+      await cluster.apply(step.objects);
+      break;
+    case 'delete':
+      cluster.delete(step.kind, step.name, step.namespace);
+      break;
+    case 'patch': {
+      const merge = (target: Record<string, unknown>, patch: Record<string, unknown>): void => {
+        for (const [k, v] of Object.entries(patch)) {
+          if (v === null) delete target[k];
+          else if (typeof v === 'object' && !Array.isArray(v) && typeof target[k] === 'object' && target[k] !== null && !Array.isArray(target[k])) merge(target[k] as Record<string, unknown>, v as Record<string, unknown>);
+          else target[k] = v;
+        }
+      };
+      const ok = cluster.store.modify(step.kind, step.name, step.namespace, (o) => { merge(o as unknown as Record<string, unknown>, step.merge); });
+      if (ok === undefined) throw new Error(`patch: ${step.kind} "${step.name}" not found`);
+      break;
+    }
+    case 'scale': {
+      const ok = cluster.store.modify('StatefulSet', step.statefulSet, step.namespace, (o) => { o.spec!.replicas = step.replicas; });
+      if (ok === undefined) throw new Error(`scale: StatefulSet "${step.statefulSet}" not found`);
+      break;
+    }
+    case 'advance':
+      await rt.runUntil(() => false, cluster.clock.now() + step.ms);
+      break;
+    case 'killDriver':
+      await cluster.killDriver(step.node);
+      break;
+    case 'restartDriver':
+      await cluster.restartDriver(step.node);
+      break;
+    case 'mark':
+      cluster.events.record('bench', { kind: 'Scenario', metadata: { name: step.text } }, 'Normal', 'Mark', step.text);
+      break;
+    case 'wait': {
+      const quiet = { writes: -1, since: cluster.clock.now() };
+      const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs);
+      waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
+      if (step.condition.for === 'settled' && outcome === 'condition') lastChange.ms = Math.max(lastChange.ms, quiet.since);
+      else lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
+      return;
+    }
+  }
+  await rt.drain();
+  lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
+}
+
+/** Runs one scenario end to end with real drivers and always tears down what it started. */
+export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  let peakRss = process.memoryUsage().rss;
+  const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
+  const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs });
+  cluster.runtime.signal = opts.signal;
+  opts.onCluster?.(cluster);
+  const waits: WaitOutcome[] = [];
+  const lastChange = { ms: 0 };
+  let failure: unknown;
+  let result: RunResult | undefined;
+  try {
+    for (const [i, step] of scenario.steps.entries()) {
+      if (opts.signal?.aborted) throw new Error('interrupted');
+      opts.onStep?.(i, step, cluster);
+      await runStep(cluster, step, i, waits, lastChange);
+    }
+    result = await snapshot(cluster, scenario, waits, started, lastChange.ms);
+  } catch (err) {
+    failure = err;
+  } finally {
+    clearInterval(rssTimer);
+    const problems = await cluster.teardown(opts.keepWorkDir ?? false);
+    if (result !== undefined) result.teardownProblems = problems;
+    else if (problems.length > 0 && failure instanceof Error) failure.message += `\nteardown: ${problems.join('; ')}`;
+  }
+  if (failure !== undefined || result === undefined) throw failure;
+  result.metrics.peakRssBytes = Math.max(peakRss, process.memoryUsage().rss);
+  result.unmodelledFields = opts.unmodelled?.list() ?? [];
+  return result;
+}
+
+async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, settledMs: number): Promise<RunResult> {
+  const store = cluster.store;
+  const m = cluster.metrics;
+  const pods: PodRow[] = store.list('Pod').map((p) => {
+    const key = podKey(p);
+    let reason = '';
+    if (p.status?.phase !== 'Running') {
+      const kubeletProblem = [...cluster.events.events].reverse().find((e) => e.kind === 'Pod' && `${e.namespace}/${e.name}` === key && e.type === 'Warning');
+      reason = cluster.scheduler.lastFailure.get(key) ?? kubeletProblem?.message ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
+    }
+    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
+  });
+  const pvs = new Map(store.list('PersistentVolume').map((pv) => [pv.metadata?.name ?? '', pv]));
+  const claims: ClaimRow[] = store.list('PersistentVolumeClaim').map((c) => {
+    const pv = pvs.get(c.spec?.volumeName ?? '');
+    return {
+      name: `${c.metadata?.namespace}/${c.metadata?.name}`, phase: c.status?.phase ?? 'Pending', storageClass: c.spec?.storageClassName ?? '',
+      volume: c.spec?.volumeName ?? '', node: pvNode(pv), size: pv?.spec?.capacity?.storage ?? c.spec?.resources?.requests?.storage ?? '',
+    };
+  });
+  const volumes = [...pvs.values()].map((pv) => ({
+    name: pv.metadata?.name ?? '', phase: pv.status?.phase ?? '', claim: pv.spec?.claimRef ? `${pv.spec.claimRef.namespace}/${pv.spec.claimRef.name}` : '',
+    node: pvNode(pv), size: pv.spec?.capacity?.storage ?? '', reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '',
+  }));
+  const pools: PoolRow[] = [];
+  for (const n of cluster.nodes.values()) {
+    for (const p of n.driver.pools) {
+      let free = NaN;
+      try {
+        const r = await n.driver.client.getCapacity({ parameters: { pool: p.name }, volume_capabilities: [], accessible_topology: { segments: n.provisioner.topology } });
+        free = Number(r.available_capacity ?? 0);
+      } catch { /* driver down at the end: unknown */ }
+      pools.push({ node: n.name, pool: p.name, capacityBytes: p.sizeBytes, allocatedBytes: Number.isNaN(free) ? NaN : p.sizeBytes - free, freeBytes: free });
+    }
+  }
+  const capacities = store.list('CSIStorageCapacity').map((c) => ({
+    name: c.metadata?.name ?? '', storageClass: c.storageClassName, node: Object.values(c.nodeTopology?.matchLabels ?? {}).join(','),
+    capacity: c.capacity ?? '', maximumVolumeSize: c.maximumVolumeSize ?? '',
+  }));
+  const wallMs = Date.now() - started;
+  const stuck = pods.filter((p) => p.phase !== 'Running').map((p) => ({ pod: p.name, reason: p.reason }));
+  return {
+    scenario: scenario.name,
+    seed: cluster.opts.seed,
+    pods, claims, volumes, pools, capacities,
+    events: cluster.events.events,
+    waits,
+    metrics: {
+      schedulingAttempts: Object.fromEntries(m.schedulingAttempts),
+      totalSchedulingAttempts: m.totalAttempts(),
+      provisioningFailuresByCode: Object.fromEntries(m.provisioningFailures),
+      driverCalls: Object.fromEntries(m.driverCalls),
+      volumesProvisioned: m.volumesProvisioned,
+      volumesDeleted: m.volumesDeleted,
+      mountChecksPassed: m.mountChecksPassed,
+      mountChecksFailed: m.mountChecksFailed,
+      podsStuck: stuck,
+      virtualMs: cluster.clock.now(),
+      settledVirtualMs: settledMs,
+      wallMs,
+      events: cluster.events.events.length,
+      eventsPerWallSecond: cluster.events.events.length / Math.max(0.001, wallMs / 1000),
+      reconciles: cluster.runtime.stats.reconciles,
+      peakRssBytes: 0,
+    },
+    unmodelledFields: [],
+    controllerErrors: cluster.controllerErrors,
+    teardownProblems: [],
+  };
+}
+
+export { formatDuration };
