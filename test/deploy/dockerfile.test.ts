@@ -1,0 +1,131 @@
+// Parses the Dockerfile (no Docker engine here) and checks the image it describes, down to running its file layout.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promises as fs, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DockerfileParser, type Instruction } from 'dockerfile-ast';
+import { REPO_ROOT } from './render.js';
+
+const text = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+const dockerfile = DockerfileParser.parse(text);
+const froms = dockerfile.getFROMs();
+
+/** Instructions of each stage, in order, keyed by stage name. */
+function stages(): Array<{ name: string; image: string; instructions: Instruction[] }> {
+  const all = dockerfile.getInstructions();
+  return froms.map((from, i) => {
+    const start = from.getRange().start.line;
+    const end = i + 1 < froms.length ? froms[i + 1]!.getRange().start.line : Infinity;
+    return {
+      name: from.getBuildStage() ?? String(i),
+      image: from.getImage() ?? '',
+      instructions: all.filter((ins) => ins.getRange().start.line > start && ins.getRange().start.line < end),
+    };
+  });
+}
+
+const finalStage = (): ReturnType<typeof stages>[number] => stages()[stages().length - 1]!;
+
+function argsOf(ins: Instruction): string[] {
+  return ins.getArguments().map((a) => a.getValue());
+}
+
+test('the Dockerfile parses and is multi-stage, the runtime stage last', () => {
+  assert.ok(froms.length >= 2, `only ${froms.length} FROM`);
+  assert.equal(finalStage().name, 'runtime');
+  const problems = dockerfile.getInstructions().filter((i) => i.getKeyword() !== i.getKeyword().toUpperCase());
+  assert.deepEqual(problems, []);
+});
+
+test('every base image is pinned to a full version tag (never latest, no build-time variables)', () => {
+  for (const from of froms) {
+    const image = from.getImage() ?? '';
+    assert.ok(!image.includes('$'), `FROM ${image}: a variable hides the version from scanners`);
+    const stageNames = new Set(froms.map((f) => f.getBuildStage()));
+    if (stageNames.has(image)) continue; // FROM <earlier stage>
+    const tag = from.getImageTag();
+    assert.ok(tag, `FROM ${image} has no tag`);
+    assert.notEqual(tag, 'latest');
+    assert.match(tag, /^\d+\.\d+\.\d+-/, `FROM ${image}: tag ${tag} is not a full version`);
+    const digest = from.getImageDigest();
+    if (digest !== null) assert.match(digest, /^sha256:[a-f0-9]{64}$/);
+  }
+});
+
+test('the runtime stage installs the filesystem and block tools and no build tool', () => {
+  const runs = finalStage().instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => argsOf(i).join(' '));
+  const installs = runs.join(' && ');
+  for (const pkg of ['util-linux', 'mount', 'e2fsprogs', 'xfsprogs']) {
+    assert.match(installs, new RegExp(`apt-get install[^&]*\\b${pkg}\\b`), `${pkg} is not installed`);
+  }
+  assert.match(installs, /--no-install-recommends/);
+  assert.match(installs, /rm -rf \/var\/lib\/apt\/lists/);
+  for (const forbidden of [/\bnpm (ci|install|i)\b/, /\bbuild-essential\b/, /\bgcc\b/, /\bmake\b/, /\bpython3?\b/, /\bg\+\+/, /\btsc\b/, /\bcurl\b/, /\bwget\b/]) {
+    assert.doesNotMatch(installs, forbidden, `runtime stage: ${forbidden}`);
+  }
+  // The package managers shipped in the base image are removed from the runtime.
+  assert.match(installs, /rm -f [^&]*\/usr\/local\/bin\/npm\b/);
+});
+
+test('the entrypoint runs `lode driver` from the compiled CLI', () => {
+  const entrypoints = finalStage().instructions.filter((i) => i.getKeyword() === 'ENTRYPOINT');
+  assert.equal(entrypoints.length, 1);
+  assert.deepEqual(JSON.parse(entrypoints[0]!.getArgumentsContent() ?? ''), ['node', '/app/dist/src/cli/main.js', 'driver']);
+  const workdir = finalStage().instructions.find((i) => i.getKeyword() === 'WORKDIR');
+  assert.equal(workdir && argsOf(workdir)[0], '/app');
+});
+
+test('.dockerignore lets in only what the build copies', () => {
+  const ignore = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  assert.equal(ignore[0], '**', 'everything is excluded first');
+  for (const p of ['!package.json', '!package-lock.json', '!tsconfig.json', '!proto/**', '!src/**', 'src/gen']) assert.ok(ignore.includes(p), p);
+  for (const c of dockerfile.getCOPYs()) {
+    if (c.getFromFlag()) continue;
+    const sources = argsOf(c).slice(0, -1);
+    for (const src of sources) assert.ok(ignore.includes(`!${src}`) || ignore.includes(`!${src}/**`), `COPY ${src} is excluded by .dockerignore`);
+  }
+});
+
+/** Where the runtime stage's COPY sources come from in this checkout (the build stage ran `npm run build` here too). */
+function localSource(from: string | null, src: string): string {
+  if (from === null) return path.join(REPO_ROOT, src);
+  if (from === 'build' && src.startsWith('/src/')) return path.join(REPO_ROOT, src.slice('/src/'.length));
+  if (from === 'deps' && src === '/src/node_modules') return path.join(REPO_ROOT, 'node_modules');
+  throw new Error(`unexpected COPY --from=${from} ${src}`);
+}
+
+test('the runtime stage\'s COPY set is enough to run the CLI and the probe command', async (t) => {
+  // Rebuild /app as the final stage lays it out, from this checkout's build, and run what the
+  // image and the DaemonSet run. A missing COPY (package.json, proto/) shows up here.
+  const app = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-image-'));
+  t.after(() => fs.rm(app, { recursive: true, force: true }));
+  const stage = finalStage();
+  const copies = stage.instructions.filter((i) => i.getKeyword() === 'COPY');
+  assert.ok(copies.length >= 3);
+  for (const c of dockerfile.getCOPYs().filter((x) => copies.some((y) => y.getRange().start.line === x.getRange().start.line))) {
+    const from = c.getFromFlag()?.getValue() ?? null;
+    const [src = '', dest = ''] = argsOf(c);
+    const target = path.resolve(app, dest === './' ? path.basename(src) : dest);
+    const source = localSource(from, src);
+    if (path.basename(source) === 'node_modules') await fs.symlink(source, target);
+    else await fs.cp(source, target, { recursive: true });
+  }
+  const run = (args: string[]) =>
+    new Promise<{ code: number; out: string }>((resolve) => {
+      execFile(process.execPath, args, { cwd: app, env: { ...process.env, LODE_METRICS_ADDRESS: '' } }, (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, out: stdout + stderr });
+      });
+    });
+  const help = await run([path.join(app, 'dist/src/cli/main.js'), 'driver', '--help']);
+  assert.equal(help.code, 0, help.out);
+  assert.match(help.out, /usage: lode driver/);
+  const probe = await run([path.join(app, 'dist/src/metrics/health-probe.js')]);
+  assert.equal(probe.code, 2, probe.out);
+  assert.match(probe.out, /usage: health-probe/);
+  // The CSI contract loads from /app/proto at run time.
+  const proto = await run(['--input-type=module', '-e',
+    `import { csiPackage } from ${JSON.stringify(path.join(app, 'dist/src/csi/proto.js'))}; csiPackage(); console.log('proto ok');`]);
+  assert.equal(proto.code, 0, proto.out);
+});
