@@ -177,7 +177,7 @@ export function nodeService(ctx: DriverContext) {
       const pub: Publication = { targetPath: target, readOnly };
       if (r.accessType === 'mount') {
         await fs.mkdir(target, { recursive: true });
-        await bindMount(staging, target, readOnly);
+        await bindMount(staging, target, readOnly, cap.mountFlags);
       } else {
         // A read-only raw block publication gets its own read-only loop device: a read-only
         // bind of a writable device node would still let the pod write.

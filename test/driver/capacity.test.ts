@@ -1,0 +1,100 @@
+// GetCapacity: the figures csi-provisioner publishes as CSIStorageCapacity, per pool and per topology, tracking every create and delete.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import { DriverHarness } from '../helpers/driver-harness.js';
+import { createVolume, expectCode, fsCap, MiB, rawCap, status, TOPOLOGY_KEY, volumeRequest } from './support.js';
+
+const NODE = 'node-cap';
+let h: DriverHarness;
+before(async () => {
+  h = await DriverHarness.start({
+    nodeId: NODE,
+    pools: [
+      { name: 'fast', size: '512Mi', extra: 'max-volume-size=256Mi' },
+      { name: 'big', size: '1Gi' },
+      { name: 'unsized' },
+    ],
+  });
+});
+after(async () => { await h?.cleanup(); });
+
+async function capacity(parameters: Record<string, string> = {}, topology?: Record<string, string>) {
+  const res = await h.client.getCapacity({
+    parameters,
+    ...(topology ? { accessible_topology: { segments: topology } } : {}),
+  });
+  return {
+    available: Number(res.available_capacity),
+    maximum: Number(res.maximum_volume_size?.value ?? NaN),
+    minimum: Number(res.minimum_volume_size?.value ?? NaN),
+  };
+}
+
+test('an empty pool offers its configured size; the largest volume is capped by max-volume-size', async () => {
+  assert.deepEqual(await capacity(), { available: 512 * MiB, maximum: 256 * MiB, minimum: 16 * MiB }, 'default pool is the first');
+  assert.deepEqual(await capacity({ pool: 'fast' }), { available: 512 * MiB, maximum: 256 * MiB, minimum: 16 * MiB });
+  assert.deepEqual(await capacity({ pool: 'big' }), { available: 1024 * MiB, maximum: 1024 * MiB, minimum: 16 * MiB });
+  assert.equal((await capacity({ pool: 'big', fsType: 'xfs' })).minimum, 300 * MiB);
+});
+
+test('available = size - allocated after every create and delete; maximum follows available once it is smaller', async () => {
+  const a = await createVolume(h, 'cap-a', 100 * MiB);
+  assert.deepEqual(await capacity(), { available: 412 * MiB, maximum: 256 * MiB, minimum: 16 * MiB });
+  const b = await createVolume(h, 'cap-b', 200 * MiB);
+  assert.deepEqual(await capacity(), { available: 212 * MiB, maximum: 212 * MiB, minimum: 16 * MiB });
+  assert.equal((await capacity({ pool: 'big' })).available, 1024 * MiB, 'other pools are untouched');
+  // A volume no larger than maximum_volume_size must fit: that is the promise the figure makes.
+  const c = await createVolume(h, 'cap-c', 212 * MiB);
+  assert.deepEqual(await capacity(), { available: 0, maximum: 0, minimum: 16 * MiB });
+  await expectCode(h.client.createVolume(volumeRequest('cap-d', 16 * MiB)), status.RESOURCE_EXHAUSTED, 'full pool');
+  await h.client.deleteVolume({ volume_id: b.id });
+  assert.equal((await capacity()).available, 200 * MiB);
+  await h.client.deleteVolume({ volume_id: a.id });
+  await h.client.deleteVolume({ volume_id: c.id });
+  assert.equal((await capacity()).available, 512 * MiB);
+  assert.deepEqual(await h.poolFiles('fast'), []);
+});
+
+test('a volume above max-volume-size is refused even though the pool has room', async () => {
+  await expectCode(h.client.createVolume(volumeRequest('cap-too-big', 300 * MiB)), status.RESOURCE_EXHAUSTED, 'over max-volume-size');
+  assert.equal((await capacity()).available, 512 * MiB);
+  assert.deepEqual(await h.poolFiles('fast'), []);
+});
+
+test('another node\'s topology has no capacity here; this node\'s topology (with extra keys) has all of it', async () => {
+  assert.deepEqual(await capacity({}, { [TOPOLOGY_KEY]: 'node-other' }), { available: 0, maximum: 0, minimum: 0 });
+  assert.equal((await capacity({}, { 'topology.kubernetes.io/zone': 'z1' })).available, 0, 'a topology without our key is not this node');
+  assert.equal((await capacity({}, { [TOPOLOGY_KEY]: NODE })).available, 512 * MiB);
+  assert.equal((await capacity({}, { [TOPOLOGY_KEY]: NODE, 'topology.kubernetes.io/zone': 'z1' })).available, 512 * MiB);
+});
+
+test('keys Kubernetes adds (csi.storage.k8s.io/*) are ignored; unknown keys and pools are INVALID_ARGUMENT', async () => {
+  const k8s = {
+    'csi.storage.k8s.io/pvc/name': 'data', 'csi.storage.k8s.io/pvc/namespace': 'default',
+    'csi.storage.k8s.io/pv/name': 'pvc-1234', 'csi.storage.k8s.io/fstype': 'ext4',
+  };
+  assert.equal((await capacity({ ...k8s, pool: 'big' })).available, 1024 * MiB);
+  await expectCode(h.client.getCapacity({ parameters: { pool: 'nope' } }), status.INVALID_ARGUMENT, 'unknown pool');
+  await expectCode(h.client.getCapacity({ parameters: { size: '1Gi' } }), status.INVALID_ARGUMENT, 'unknown parameter');
+});
+
+test('capabilities the driver cannot serve report no capacity; supported ones report it', async () => {
+  const withCaps = async (caps: ReturnType<typeof fsCap>[]) =>
+    Number((await h.client.getCapacity({ parameters: {}, volume_capabilities: caps })).available_capacity);
+  assert.equal(await withCaps([fsCap('ext4', 'MULTI_NODE_MULTI_WRITER')]), 0);
+  assert.equal(await withCaps([fsCap('ext4')]), 512 * MiB);
+  assert.equal(await withCaps([rawCap()]), 512 * MiB);
+});
+
+test('a pool without a size offers what its filesystem can hold', async () => {
+  const c = await capacity({ pool: 'unsized' });
+  const s = await fs.statfs(h.poolDir('unsized'));
+  assert.ok(c.available > 0, 'an unsized pool on a filesystem with free space has capacity');
+  assert.ok(c.available <= s.blocks * s.bsize, `${c.available} exceeds the filesystem size`);
+  assert.equal(c.maximum, c.available);
+  const v = await createVolume(h, 'cap-unsized', 32 * MiB, { parameters: { pool: 'unsized' } });
+  assert.equal(v.capacity, 32 * MiB);
+  await h.client.deleteVolume({ volume_id: v.id });
+  assert.deepEqual(await h.poolFiles('unsized'), []);
+});
