@@ -167,7 +167,9 @@ export function nodeService(ctx: DriverContext) {
       const m = await findMount(target);
       if (m) {
         if (!known && !(await belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
-        if (readOnlyMount(m) !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
+        // A read-only raw block publication is a read-write bind of a read-only device, so the record says which it is.
+        const publishedReadOnly = r.accessType === 'block' && known ? known.readOnly : readOnlyMount(m);
+        if (publishedReadOnly !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${publishedReadOnly ? 'read-only' : 'read-write'}`);
         if (!known) {
           r.publications.push({ targetPath: target, readOnly });
           await catalog.save(r);

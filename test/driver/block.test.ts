@@ -1,0 +1,152 @@
+// Raw block volumes: the device published as a file, bytes written through it land in the volume, read-only means read-only.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { DriverHarness } from '../helpers/driver-harness.js';
+import { createVolume, exists, expectCode, fsCap, MiB, rawCap, status, usage } from './support.js';
+
+let h: DriverHarness;
+before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '256Mi' }] }); });
+after(async () => { await h?.cleanup(); });
+
+/** Reads `length` bytes at `offset` of a device or file, bypassing nothing: what a pod would read. */
+async function readAt(file: string, offset: number, length: number): Promise<Buffer> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buf, 0, length, offset);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+test('a block volume is published as a device file; bytes written through it are read back and land in the image', async () => {
+  const v = await createVolume(h, 'blk-rw', 32 * MiB, { cap: rawCap() });
+  const staging = h.stagingPath('blk-rw');
+  const target = h.targetPath('blk-rw');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+
+  const st = await fs.stat(target);
+  assert.ok(st.isBlockDevice(), 'the target is the device itself');
+  assert.equal((await fs.lstat(target)).isDirectory(), false, 'a block target is a file, not a directory');
+  assert.equal((await readAt(target, v.capacity - 512, 4096)).length, 512, 'the device is exactly the volume size');
+
+  const data = randomBytes(MiB);
+  const handle = await fs.open(target, 'r+');
+  try {
+    await handle.write(data, 0, data.length, 3 * MiB);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  assert.deepEqual(await readAt(target, 3 * MiB, MiB), data);
+  const image = path.join(h.poolDir('fast'), 'volumes', `${v.id}.img`);
+  assert.deepEqual(await readAt(image, 3 * MiB, MiB), data, 'the bytes are in the volume image');
+
+  const stats = await h.client.nodeGetVolumeStats({ volume_id: v.id, volume_path: target });
+  assert.equal(usage(stats, 'BYTES').total, v.capacity);
+  assert.equal(stats.volume_condition?.abnormal, false);
+
+  // Publishing again is a no-op.
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  assert.equal((await h.loops()).length, 1);
+
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  assert.equal(await exists(target), false, 'unpublish removes the device file');
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  assert.deepEqual(await h.loops(), []);
+  assert.deepEqual(await h.mounts(), []);
+
+  // The data survives unstage and a second stage: block volumes are never formatted.
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  assert.deepEqual(await readAt(target, 3 * MiB, MiB), data);
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  await h.client.deleteVolume({ volume_id: v.id });
+  assert.deepEqual(await h.poolFiles(), []);
+});
+
+test('a read-only block publication refuses writes while a read-write one beside it takes them', async () => {
+  const v = await createVolume(h, 'blk-ro', 32 * MiB, { cap: rawCap() });
+  const staging = h.stagingPath('blk-ro');
+  const rw = h.targetPath('blk-ro-rw');
+  const ro = h.targetPath('blk-ro-ro');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: rw, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: ro, volume_capability: rawCap(), readonly: true });
+
+  const data = randomBytes(64 * 1024);
+  const w = await fs.open(rw, 'r+');
+  await w.write(data, 0, data.length, 0);
+  await w.sync();
+  await w.close();
+  assert.deepEqual(await readAt(ro, 0, data.length), data, 'the read-only device shows the same volume');
+
+  let writeError: NodeJS.ErrnoException | undefined;
+  try {
+    const handle = await fs.open(ro, 'r+');
+    try {
+      await handle.write(Buffer.alloc(4096, 1), 0, 4096, 0);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    writeError = err as NodeJS.ErrnoException;
+  }
+  assert.ok(writeError, 'writing to a read-only block publication must fail');
+  assert.ok(['EROFS', 'EACCES', 'EPERM'].includes(writeError.code ?? ''), `unexpected error ${writeError.code}`);
+  assert.deepEqual(await readAt(rw, 0, data.length), data, 'nothing was written');
+
+  // kubelet repeats publish calls: the same read-only request again is success, and changes nothing.
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: ro, volume_capability: rawCap(), readonly: true });
+  assert.equal((await h.loops()).length, 2, 'one writable device and the read-only publication\'s own');
+  await expectCode(
+    h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: ro, volume_capability: rawCap(), readonly: false }),
+    status.ALREADY_EXISTS, 'same target, now read-write',
+  );
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: ro });
+  assert.equal(await exists(ro), false);
+  assert.equal((await h.loops()).length, 1, 'the read-only publication\'s own device is detached with it');
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: rw });
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  assert.deepEqual(await h.loops(), []);
+  await h.client.deleteVolume({ volume_id: v.id });
+});
+
+test('block and filesystem access do not mix', async () => {
+  const b = await createVolume(h, 'blk-mix', 16 * MiB, { cap: rawCap() });
+  const f = await createVolume(h, 'blk-mix-fs', 16 * MiB);
+  await expectCode(h.client.nodeStageVolume({ volume_id: b.id, staging_target_path: h.stagingPath('mix'), volume_capability: fsCap() }), status.INVALID_ARGUMENT, 'mount a block volume');
+  await expectCode(h.client.nodeStageVolume({ volume_id: f.id, staging_target_path: h.stagingPath('mix'), volume_capability: rawCap() }), status.INVALID_ARGUMENT, 'block access to a filesystem volume');
+  await h.client.nodeStageVolume({ volume_id: b.id, staging_target_path: h.stagingPath('mix'), volume_capability: rawCap() });
+  await expectCode(
+    h.client.nodePublishVolume({ volume_id: b.id, staging_target_path: h.stagingPath('mix'), target_path: h.targetPath('mix'), volume_capability: fsCap() }),
+    status.INVALID_ARGUMENT, 'publish a block volume as a filesystem',
+  );
+  assert.equal(await exists(h.targetPath('mix')), false);
+  await h.client.nodeUnstageVolume({ volume_id: b.id, staging_target_path: h.stagingPath('mix') });
+  await h.client.deleteVolume({ volume_id: b.id });
+  await h.client.deleteVolume({ volume_id: f.id });
+  assert.deepEqual(await h.loops(), []);
+  assert.deepEqual(await h.poolFiles(), []);
+});
+
+test('DeleteVolume refuses a block volume that is still published', async () => {
+  const v = await createVolume(h, 'blk-busy', 16 * MiB, { cap: rawCap() });
+  const staging = h.stagingPath('blk-busy');
+  const target = h.targetPath('blk-busy');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  await expectCode(h.client.deleteVolume({ volume_id: v.id }), status.FAILED_PRECONDITION, 'delete while published');
+  assert.ok((await fs.stat(target)).isBlockDevice());
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  await h.client.deleteVolume({ volume_id: v.id });
+  assert.deepEqual(await h.loops(), []);
+});
