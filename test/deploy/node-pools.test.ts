@@ -71,30 +71,39 @@ function poolsOf(r: Run): string {
   return line.slice('POOLS='.length);
 }
 
-test('a node with its own key gets its pools; directories are created; `lode driver` is exec-ed with the extra args', { skip }, async (t) => {
+test('a node with its own key gets its pools, and `lode driver` is exec-ed with the extra args', { skip }, async (t) => {
   const s = await sandbox(await driverContainer());
   t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/local\n`);
+  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local\n`);
   await fs.writeFile(path.join(s.config, 'worker-1.example.com'),
-    `# fast NVMe and a big disk\n\n  fast=${s.root}/nvme,size=100Gi\nbulk=${s.root}/hdd,size=2Ti,default-size=10Gi`);
+    `# fast NVMe and a big disk\n\n  fast=${s.root}/nvme/lode,size=100Gi\nbulk=${s.root}/pools/bulk,size=2Ti,default-size=10Gi`);
   const r = await s.run('worker-1.example.com', ['--log-level=debug']);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(poolsOf(r), `fast=${s.root}/nvme,size=100Gi;bulk=${s.root}/hdd,size=2Ti,default-size=10Gi`);
+  assert.equal(poolsOf(r), `fast=${s.root}/nvme/lode,size=100Gi;bulk=${s.root}/pools/bulk,size=2Ti,default-size=10Gi`);
   assert.deepEqual(r.stdout.split('\n').filter((l) => l.startsWith('ARG=')),
     ['ARG=/app/dist/src/cli/main.js', 'ARG=driver', 'ARG=--log-level=debug']);
-  assert.ok((await fs.stat(path.join(s.root, 'nvme'))).isDirectory());
-  assert.ok((await fs.stat(path.join(s.root, 'hdd'))).isDirectory());
-  await assert.rejects(fs.stat(path.join(s.root, 'local')), 'the default pool is not created on this node');
+  await assert.rejects(fs.stat(path.join(s.root, 'pools', 'local')), 'the default pool is not created on this node');
+});
+
+test('pool directories under pools/ are created; others must exist, so an unmounted disk is not replaced by the root filesystem', { skip }, async (t) => {
+  const s = await sandbox(await driverContainer());
+  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
+  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local\nfast=${s.root}/nvme/lode\n`);
+  const r = await s.run('worker-1');
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok((await fs.stat(path.join(s.root, 'pools', 'local'))).isDirectory());
+  await assert.rejects(fs.stat(path.join(s.root, 'nvme')), 'a disk pool directory is never created');
+  // The driver then refuses to start, naming the directory (checked against the real parser below).
 });
 
 test('a node without a key of its own gets the default pools', { skip }, async (t) => {
   const s = await sandbox(await driverContainer());
   t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/local,default-size=1Gi\n`);
-  await fs.writeFile(path.join(s.config, 'worker-1'), `fast=${s.root}/nvme\n`);
+  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local,default-size=1Gi\n`);
+  await fs.writeFile(path.join(s.config, 'worker-1'), `fast=${s.root}/pools/nvme\n`);
   const r = await s.run('worker-2');
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(poolsOf(r), `local=${s.root}/local,default-size=1Gi`);
+  assert.equal(poolsOf(r), `local=${s.root}/pools/local,default-size=1Gi`);
 });
 
 test('no key for the node and no default: the container fails with a message naming the ConfigMap', { skip }, async (t) => {
@@ -109,11 +118,11 @@ test('no key for the node and no default: the container fails with a message nam
 test('a pool outside the mounted host directory is refused before the driver starts', { skip }, async (t) => {
   const s = await sandbox(await driverContainer());
   t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  for (const bad of ['/srv/lode/fast', `${s.root}/../escape`, `${s.root}`, `${s.root}x/fast`]) {
+  for (const bad of ['/srv/lode/fast', `${s.root}/pools/../../escape`, `${s.root}`, `${s.root}x/fast`]) {
     await fs.writeFile(path.join(s.config, 'default'), `fast=${bad},size=1Gi\n`);
     const r = await s.run('worker-1');
     assert.equal(r.code, 1, `accepted ${bad}`);
-    assert.match(r.stderr, /must lie under/);
+    assert.match(r.stderr, /must lie under|must not contain/);
     assert.ok(!r.stdout.includes('POOLS='));
   }
   await assert.rejects(fs.stat(path.join(s.dir, 'escape')), 'nothing created outside the root');
@@ -123,7 +132,7 @@ test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (
   const c = await driverContainer();
   const s = await sandbox(c);
   t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/local,default-size=1Gi\n`);
+  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local,default-size=1Gi\n`);
   const pools = poolsOf(await s.run('worker-1'));
 
   // Kubernetes expands $(VAR) in env values from variables defined earlier in the list.
@@ -141,14 +150,19 @@ test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (
   assert.equal(flags.config.endpoint, 'unix:///csi/csi.sock');
   assert.deepEqual(flags.config.targetRoots, ['/var/lib/kubelet']);
   assert.equal(flags.config.metricsAddress, '127.0.0.1:9809');
-  assert.deepEqual(flags.config.pools.map((p) => [p.name, p.dir, p.defaultVolumeBytes]), [['local', `${s.root}/local`, 2 ** 30]]);
+  assert.deepEqual(flags.config.pools.map((p) => [p.name, p.dir, p.defaultVolumeBytes]), [['local', `${s.root}/pools/local`, 2 ** 30]]);
+
+  // A disk pool whose directory is missing (disk not mounted) stops the driver with its path.
+  await fs.writeFile(path.join(s.config, 'default'), `fast=${s.root}/nvme/lode\n`);
+  env['LODE_POOLS'] = poolsOf(await s.run('worker-1'));
+  await assert.rejects(parseDriverFlags([], env, '0.0.0-test'), new RegExp(`${s.root}/nvme/lode does not exist`));
 });
 
-test('the shipped default pools parse with the driver\'s own parser and lie under /var/lib/lode', () => {
+test('the shipped default pools parse with the driver\'s own parser and are created on a fresh node', () => {
   const lines = readFileSync(path.join(BASE, 'pools', 'default'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
   assert.ok(lines.length >= 1);
   for (const line of lines) {
     const pool = parsePoolSpec(line);
-    assert.ok(pool.dir.startsWith('/var/lib/lode/'), `${pool.name}: ${pool.dir}`);
+    assert.ok(pool.dir.startsWith('/var/lib/lode/pools/'), `${pool.name}: ${pool.dir} must be created on a fresh node`);
   }
 });
