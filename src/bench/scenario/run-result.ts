@@ -63,6 +63,17 @@ export interface RunMetrics {
   peakRssBytes: number;
 }
 
+/** State captured at a `mark` step, so tests can check the middle of a scenario. */
+export interface MarkSnapshot {
+  text: string;
+  virtualMs: number;
+  pods: PodRow[];
+  claims: ClaimRow[];
+  capacities: CapacityRow[];
+  /** Owner kinds/names of each claim, "Pod/etl-1" */
+  claimOwners: Record<string, string[]>;
+}
+
 export interface RunResult {
   scenario: string;
   seed: number;
@@ -73,6 +84,7 @@ export interface RunResult {
   capacities: CapacityRow[];
   events: BenchEvent[];
   waits: WaitOutcome[];
+  marks: MarkSnapshot[];
   metrics: RunMetrics;
   unmodelledFields: string[];
   controllerErrors: string[];

@@ -2,7 +2,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
-import type { ClaimRow, PodRow, PoolRow, RunResult, WaitOutcome } from './run-result.js';
+import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, WaitOutcome } from './run-result.js';
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
@@ -59,7 +59,7 @@ function pvNode(pv: V1PersistentVolume | undefined): string {
   return '';
 }
 
-async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitOutcome[], lastChange: { ms: number }): Promise<void> {
+async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitOutcome[], lastChange: { ms: number }, marks: MarkSnapshot[]): Promise<void> {
   const rt = cluster.runtime;
   switch (step.op) {
     case 'apply':
@@ -94,9 +94,14 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     case 'restartDriver':
       await cluster.restartDriver(step.node);
       break;
-    case 'mark':
+    case 'mark': {
       cluster.events.record('bench', { kind: 'Scenario', metadata: { name: step.text } }, 'Normal', 'Mark', step.text);
+      const rows = stateRows(cluster);
+      const claimOwners: Record<string, string[]> = {};
+      for (const c of cluster.store.list('PersistentVolumeClaim')) claimOwners[`${c.metadata?.namespace}/${c.metadata?.name}`] = (c.metadata?.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}`);
+      marks.push({ text: step.text, virtualMs: cluster.clock.now(), pods: rows.pods, claims: rows.claims, capacities: rows.capacities, claimOwners });
       break;
+    }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
       const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs);
@@ -119,6 +124,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   cluster.runtime.signal = opts.signal;
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
+  const marks: MarkSnapshot[] = [];
   const lastChange = { ms: 0 };
   let failure: unknown;
   let result: RunResult | undefined;
@@ -126,9 +132,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
-      await runStep(cluster, step, i, waits, lastChange);
+      await runStep(cluster, step, i, waits, lastChange, marks);
     }
     result = await snapshot(cluster, scenario, waits, started, lastChange.ms);
+    result.marks = marks;
   } catch (err) {
     failure = err;
   } finally {
@@ -143,7 +150,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   return result;
 }
 
-async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, settledMs: number): Promise<RunResult> {
+function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capacities: CapacityRow[]; pvs: Map<string, V1PersistentVolume> } {
   const store = cluster.store;
   const m = cluster.metrics;
   const pods: PodRow[] = store.list('Pod').map((p) => {
@@ -163,6 +170,16 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       volume: c.spec?.volumeName ?? '', node: pvNode(pv), size: pv?.spec?.capacity?.storage ?? c.spec?.resources?.requests?.storage ?? '',
     };
   });
+  const capacities = store.list('CSIStorageCapacity').map((c) => ({
+    name: c.metadata?.name ?? '', storageClass: c.storageClassName, node: Object.values(c.nodeTopology?.matchLabels ?? {}).join(','),
+    capacity: c.capacity ?? '', maximumVolumeSize: c.maximumVolumeSize ?? '',
+  }));
+  return { pods, claims, capacities, pvs };
+}
+
+async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, settledMs: number): Promise<RunResult> {
+  const m = cluster.metrics;
+  const { pods, claims, capacities, pvs } = stateRows(cluster);
   const volumes = [...pvs.values()].map((pv) => ({
     name: pv.metadata?.name ?? '', phase: pv.status?.phase ?? '', claim: pv.spec?.claimRef ? `${pv.spec.claimRef.namespace}/${pv.spec.claimRef.name}` : '',
     node: pvNode(pv), size: pv.spec?.capacity?.storage ?? '', reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '',
@@ -178,10 +195,6 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       pools.push({ node: n.name, pool: p.name, capacityBytes: p.sizeBytes, allocatedBytes: Number.isNaN(free) ? NaN : p.sizeBytes - free, freeBytes: free });
     }
   }
-  const capacities = store.list('CSIStorageCapacity').map((c) => ({
-    name: c.metadata?.name ?? '', storageClass: c.storageClassName, node: Object.values(c.nodeTopology?.matchLabels ?? {}).join(','),
-    capacity: c.capacity ?? '', maximumVolumeSize: c.maximumVolumeSize ?? '',
-  }));
   const wallMs = Date.now() - started;
   const stuck = pods.filter((p) => p.phase !== 'Running').map((p) => ({ pod: p.name, reason: p.reason }));
   return {
@@ -190,6 +203,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     pods, claims, volumes, pools, capacities,
     events: cluster.events.events,
     waits,
+    marks: [],
     metrics: {
       schedulingAttempts: Object.fromEntries(m.schedulingAttempts),
       totalSchedulingAttempts: m.totalAttempts(),

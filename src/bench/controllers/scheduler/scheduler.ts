@@ -189,7 +189,9 @@ export class Scheduler extends Controller {
     this.lastFailureMs.set(key, this.clock.now());
     this.ctx.events.record(SOURCE, pod, 'Warning', 'FailedScheduling', message);
     this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
+      if (p.status?.conditions?.[0]?.message === message) return false;
       p.status = { ...(p.status ?? {}), phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] };
+      return true;
     });
     if (isError) {
       this.enqueueAfter(`pod:${key}`, this.backoffMs(key));
