@@ -7,9 +7,10 @@ import { formatSize } from '../pool/sizes.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
 import type { Publication, VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
-import { filesystemErrorCount, growFilesystem, makeFilesystem } from '../sys/filesystem.js';
+import { filesystemErrorCount, growFilesystem, growUnmountedExt4, makeFilesystem, OnlineGrowRefused } from '../sys/filesystem.js';
 import { bindMount, findMount, mountDevice, type MountEntry } from '../sys/mounts.js';
 import { run } from '../sys/exec.js';
+import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability, type Capability } from './capability.js';
 import type { DriverContext } from './context.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, outOfRange, resourceExhausted } from './errors.js';
@@ -92,22 +93,34 @@ export function nodeService(ctx: DriverContext) {
         }
       }
       const device = await pool.attach(r);
+      failpoint('stage:attached');
       await fs.mkdir(staging, { recursive: true });
       if (r.accessType === 'mount' && fsType !== '') {
         if (!r.formatted) {
           // Format once: the record, not a probe of the device, says whether this volume
           // was ever formatted, so a volume is never reformatted over user data.
           await makeFilesystem(device, fsType);
+          failpoint('stage:formatted');
           r.formatted = true;
           r.fsType = fsType;
+          r.filesystemBytes = r.capacityBytes;
           await catalog.save(r);
         }
         const m = await findMount(staging);
+        const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
         if (m) {
           if (m.devId !== (await deviceNumber(device))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
         } else {
+          // A volume expanded while not staged grows here, before anyone uses it.
+          if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
           const opts = [isReadOnlyMode(cap.mode) ? 'ro' : 'rw', ...cap.mountFlags];
           await mountDevice(device, staging, fsType, opts);
+          failpoint('stage:mounted');
+        }
+        if (needsGrow) {
+          if (fsType === 'xfs') await growFilesystem(device, staging, 'xfs');
+          r.filesystemBytes = r.capacityBytes;
+          await catalog.save(r);
         }
       }
       if (r.staging !== staging || !sameFlags(r.stagingFlags, cap.mountFlags)) {
@@ -137,8 +150,10 @@ export function nodeService(ctx: DriverContext) {
       if (m) {
         if (!(await belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
         await unmount(staging);
+        failpoint('unstage:unmounted');
       }
       await pool.detach(r);
+      failpoint('unstage:detached');
       r.staging = null;
       r.stagingFlags = [];
       r.publications = [];
@@ -180,6 +195,7 @@ export function nodeService(ctx: DriverContext) {
       if (r.accessType === 'mount') {
         await fs.mkdir(target, { recursive: true });
         await bindMount(staging, target, readOnly, cap.mountFlags);
+        failpoint('publish:mounted');
       } else {
         // A read-only raw block publication gets its own read-only loop device: a read-only
         // bind of a writable device node would still let the pod write.
@@ -235,8 +251,10 @@ export function nodeService(ctx: DriverContext) {
           const device = await p.attach(rec);
           await makeFilesystem(device, fsType);
           rec.formatted = true;
+          rec.filesystemBytes = rec.capacityBytes;
           await fs.mkdir(target, { recursive: true });
           await mountDevice(device, target, fsType, [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+          failpoint('inline:mounted');
         });
       } catch (err) {
         if (err instanceof PoolFullError) {
@@ -265,6 +283,7 @@ export function nodeService(ctx: DriverContext) {
       if (m) {
         if (!pub && !(await belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
         await unmount(target);
+        failpoint('unpublish:unmounted');
       }
       await removeTarget(target);
       if (pub?.device) await pool.detachDevice(pub.device);
@@ -340,7 +359,18 @@ export function nodeService(ctx: DriverContext) {
       if (r.accessType === 'mount') {
         const m = await findMount(volumePath);
         if (!m) throw failedPrecondition(`volume ${id} is not mounted at ${volumePath}`);
-        await growFilesystem(m.source, volumePath, r.fsType || 'ext4');
+        try {
+          await growFilesystem(m.source, volumePath, r.fsType || 'ext4');
+        } catch (err) {
+          if (err instanceof OnlineGrowRefused) {
+            throw failedPrecondition(`${err.message}; it will grow offline the next time the volume is staged`);
+          }
+          throw err;
+        }
+        if (r.filesystemBytes !== r.capacityBytes) {
+          r.filesystemBytes = r.capacityBytes;
+          await catalog.save(r);
+        }
       }
       return { capacity_bytes: String(r.capacityBytes) };
     });

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { PoolStats, PoolStatsSource } from '../driver/observer.js';
 import { unmountIfMounted } from '../sys/mounts.js';
+import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { LoopPool, volumesDir } from './loop-pool.js';
 import type { Pool, PoolConfig } from './pool.js';
@@ -140,8 +141,11 @@ export class VolumeCatalog implements PoolStatsSource {
     this.add(record);
     try {
       await e.store.put(record);
+      failpoint('create:recorded');
       await e.pool.allocate(record);
+      failpoint('create:allocated');
       if (finish) await finish(record, e.pool);
+      failpoint('create:finished');
       record.state = 'ready';
       await e.store.put(record);
     } catch (err) {
@@ -171,7 +175,9 @@ export class VolumeCatalog implements PoolStatsSource {
       record.state = 'deleting';
       await e.store.put(record);
     }
+    failpoint('delete:marked');
     await e.pool.release(record);
+    failpoint('delete:released');
     await e.store.remove(record.id);
     this.drop(record);
     void this.refresh(record.pool);
@@ -191,6 +197,7 @@ export class VolumeCatalog implements PoolStatsSource {
       // Storage first, record second: a crash in between leaves a larger image than
       // recorded, which a retried expand simply confirms.
       await e.pool.grow(record);
+      failpoint('expand:grown');
       await e.store.put(record);
     } catch (err) {
       e.allocatedBytes -= extra;

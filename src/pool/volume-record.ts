@@ -28,6 +28,8 @@ export interface VolumeRecord {
   fsType: FsType | '';
   /** True once mkfs succeeded: the volume is never formatted again. */
   formatted: boolean;
+  /** Size the filesystem was made or last grown to; below capacityBytes it still has to grow. */
+  filesystemBytes?: number;
   /** CreateVolume parameters as the caller sent them, returned again for idempotency checks. */
   parameters: Record<string, string>;
   ephemeral: boolean;

@@ -23,21 +23,53 @@ export async function detectFilesystem(device: string): Promise<string | null> {
 }
 
 /**
- * Formats `device`. ext4 gets no reserved blocks (a volume's user should get all of it)
- * and lazy init; neither tool discards, since a fresh image is already zero.
+ * Formats `device`. ext4 gets no reserved blocks (a volume's user should get all of it),
+ * lazy init, and 4 KiB blocks even when small: mkfs would pick 1 KiB blocks below 512 MiB,
+ * and the kernel refuses to grow such a filesystem online. Neither tool discards, since a
+ * fresh image is already zero.
  */
 export async function makeFilesystem(device: string, fsType: FsType): Promise<void> {
   if (fsType === 'ext4') {
-    await run('mkfs.ext4', ['-F', '-q', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', device]);
+    await run('mkfs.ext4', ['-F', '-q', '-b', '4096', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', device]);
   } else {
     await run('mkfs.xfs', ['-f', '-q', '-K', device]);
   }
 }
 
-/** Grows the filesystem on `device`, mounted at `mountPoint`, to fill the device. */
+/** Raised when the kernel refuses an online grow for want of a capability, not for a fault. */
+export class OnlineGrowRefused extends Error {}
+
+/**
+ * Grows the filesystem on `device`, mounted at `mountPoint`, to fill the device. Online ext4
+ * growth needs CAP_SYS_RESOURCE; without it the kernel answers EPERM, reported as
+ * OnlineGrowRefused so the caller can say so (the offline grow at the next stage still works).
+ */
 export async function growFilesystem(device: string, mountPoint: string, fsType: FsType): Promise<void> {
-  if (fsType === 'ext4') await run('resize2fs', [device]);
-  else await run('xfs_growfs', [mountPoint]);
+  if (fsType === 'xfs') {
+    await run('xfs_growfs', [mountPoint]);
+    return;
+  }
+  try {
+    await run('resize2fs', [device]);
+  } catch (err) {
+    if (err instanceof ExecError && /Permission denied to resize/.test(err.stderr)) {
+      throw new OnlineGrowRefused('the kernel refused to grow the mounted ext4 filesystem (the driver lacks CAP_SYS_RESOURCE)');
+    }
+    throw err;
+  }
+}
+
+/**
+ * Grows an unmounted ext4 filesystem; needs no special capability. resize2fs insists on a
+ * fresh check first; e2fsck -p exits 1 when it fixed something, which is still fine.
+ */
+export async function growUnmountedExt4(device: string): Promise<void> {
+  try {
+    await run('e2fsck', ['-f', '-p', device]);
+  } catch (err) {
+    if (!(err instanceof ExecError && err.exitCode === 1)) throw err;
+  }
+  await run('resize2fs', [device]);
 }
 
 /** Errors the kernel counted on an ext4 filesystem since mount (0 when not ext4 or unknown). */

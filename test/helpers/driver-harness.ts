@@ -8,6 +8,9 @@ import { CsiClient } from '../../src/csi/client.js';
 import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
+import type { VolumeCapability } from '../../src/csi/types.js';
+
+type AccessMode = NonNullable<NonNullable<VolumeCapability['access_mode']>['mode']>;
 
 /** The compiled CLI (dist/src/cli/main.js), found from this compiled file (dist/test/helpers). */
 export const LODE_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -40,12 +43,12 @@ export class DriverHarness {
   }
 
   /** Makes a work dir and starts the driver. */
-  static async start(opts: HarnessOptions = {}): Promise<DriverHarness> {
+  static async start(opts: HarnessOptions = {}, env: NodeJS.ProcessEnv = {}): Promise<DriverHarness> {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-test-'));
     const h = new DriverHarness(root, opts);
     for (const p of h.pools) await fs.mkdir(h.poolDir(p.name), { recursive: true });
     await fs.mkdir(h.kubeletDir, { recursive: true });
-    await h.startProcess();
+    await h.startProcess(env);
     return h;
   }
 
@@ -69,9 +72,9 @@ export class DriverHarness {
     return [...args, ...(this.opts.extraArgs ?? [])];
   }
 
-  /** Starts the process and waits until Probe says ready. */
-  async startProcess(): Promise<void> {
-    const proc = spawn(process.execPath, this.args(), { stdio: ['ignore', 'ignore', 'pipe'] });
+  /** Starts the process (with extra environment, e.g. LODE_FAILPOINT) and waits until Probe says ready. */
+  async startProcess(env: NodeJS.ProcessEnv = {}): Promise<void> {
+    const proc = spawn(process.execPath, this.args(), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     this.proc = proc;
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => { this.log += d; });
@@ -100,6 +103,13 @@ export class DriverHarness {
     await this.signal('SIGTERM');
   }
 
+  /** Resolves when the process has exited by itself (e.g. a failpoint fired). */
+  async exited(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  }
+
   private async signal(sig: NodeJS.Signals): Promise<void> {
     const proc = this.proc;
     this.client?.close();
@@ -110,9 +120,9 @@ export class DriverHarness {
     });
   }
 
-  async restart(): Promise<void> {
+  async restart(env: NodeJS.ProcessEnv = {}): Promise<void> {
     await this.stop();
-    await this.startProcess();
+    await this.startProcess(env);
   }
 
   /** Mounts below this harness's directory, deepest first. */
@@ -146,11 +156,11 @@ export class DriverHarness {
 export const MiB = 2 ** 20;
 
 /** A filesystem capability as kubelet sends it. */
-export function mountCap(fsType = 'ext4', mode = 'SINGLE_NODE_WRITER', flags: string[] = []) {
-  return { mount: { fs_type: fsType, mount_flags: flags }, access_mode: { mode } } as const;
+export function mountCap(fsType = 'ext4', mode: AccessMode = 'SINGLE_NODE_WRITER', flags: string[] = []): VolumeCapability {
+  return { mount: { fs_type: fsType, mount_flags: flags }, access_mode: { mode } };
 }
 
 /** A raw block capability. */
-export function blockCap(mode = 'SINGLE_NODE_WRITER') {
-  return { block: {}, access_mode: { mode } } as const;
+export function blockCap(mode: AccessMode = 'SINGLE_NODE_WRITER'): VolumeCapability {
+  return { block: {}, access_mode: { mode } };
 }
