@@ -189,3 +189,13 @@ export function usage(res: csi.NodeGetVolumeStatsResponse__Output, unit: 'BYTES'
   assert.ok(u, `no ${unit} usage in ${JSON.stringify(res.usage)}`);
   return { total: Number(u.total), used: Number(u.used), available: Number(u.available) };
 }
+
+/** CAP_SYS_RESOURCE: the kernel refuses to grow a mounted ext4 filesystem without it (some containers drop it). */
+export const CAP_SYS_RESOURCE = 24;
+
+/** Whether this process (and so the driver it starts) has the capability `bit` in its effective set. */
+export async function hasCapability(bit: number): Promise<boolean> {
+  const text = await fs.readFile('/proc/self/status', 'utf8');
+  const hex = /^CapEff:\s*([0-9a-f]+)$/m.exec(text)?.[1];
+  return hex !== undefined && ((BigInt('0x' + hex) >> BigInt(bit)) & 1n) === 1n;
+}
