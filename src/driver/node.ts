@@ -92,6 +92,14 @@ export function nodeService(ctx: DriverContext) {
           throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
         }
       }
+      if (r.accessType === 'mount') {
+        // Checked before attaching or formatting anything, so a refused stage leaves no loop device behind.
+        const occupied = await findMount(staging);
+        const own = occupied ? await pool.device(r) : undefined;
+        if (occupied && (own === undefined || occupied.devId !== (await deviceNumber(own)))) {
+          throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+        }
+      }
       const device = await pool.attach(r);
       failpoint('stage:attached');
       await fs.mkdir(staging, { recursive: true });

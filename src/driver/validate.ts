@@ -36,7 +36,7 @@ export function requireTargetPath(p: string, field: string, roots: readonly stri
   if (!roots.some((root) => isInside(normal, root))) {
     throw invalidArgument(`${field} "${printable(p)}" is outside the allowed target roots (${roots.join(', ')})`);
   }
-  if (forbidden.some((dir) => isInside(normal, dir) || isInside(dir, normal))) {
+  if (forbidden.some((dir) => normal === dir || isInside(normal, dir) || isInside(dir, normal))) {
     throw invalidArgument(`${field} "${printable(p)}" overlaps a storage pool directory`);
   }
   return normal;
