@@ -61,8 +61,26 @@ export class NodeDriver {
     return this.csi;
   }
 
+  /**
+   * Starts the driver and waits until it is ready. A process that dies while loading is
+   * started again (twice at most): on a shared checkout another `npm run build` may be
+   * rewriting dist/ at that moment, and the half-written module is gone a second later.
+   */
   async start(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.startOnce();
+        return;
+      } catch (err) {
+        if (attempt >= 3 || this.child !== undefined) throw err;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     if (this.child !== undefined) return;
+    this.recentOutput = '';
     mkdirSync(this.kubeletDir, { recursive: true });
     const args = [MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
@@ -112,7 +130,7 @@ export class NodeDriver {
 
   /** The last lines the driver wrote, for error messages (the work dir is removed afterwards). */
   logTail(): string {
-    return this.recentOutput.trim().split('\n').slice(-5).join('\n') || '(no output)';
+    return this.recentOutput.trim().split('\n').slice(-12).join('\n') || '(no output)';
   }
 
   /** SIGTERM and wait; SIGKILL if it does not exit within `graceMs`. */

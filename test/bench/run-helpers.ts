@@ -1,0 +1,47 @@
+// Shared by the bench tests: run a built-in scenario with real drivers in a scratch dir and check nothing is left behind.
+import { mkdtempSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { loadScenario } from '../../src/bench/scenario/scenario-file.js';
+import { runScenario } from '../../src/bench/scenario/scenario-runner.js';
+import type { RunResult } from '../../src/bench/scenario/run-result.js';
+import type { BenchEvent } from '../../src/bench/api/event-log.js';
+import { UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
+import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
+
+export const SCENARIOS = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
+export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
+
+/** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
+export async function runBuiltIn(file: string, seed?: number): Promise<RunResult> {
+  const root = mkdtempSync('/tmp/lode-bench-test-');
+  const workDir = join(root, 'run');
+  const unmodelled = new UnmodelledFields();
+  const scenario = loadScenario(join(SCENARIOS, file), unmodelled, seed === undefined ? {} : { seed });
+  const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }) });
+  assert.deepEqual(await mountsUnder(root), [], 'no mount left under the work dir');
+  assert.deepEqual(await loopsUnder(root), [], 'no loop device left backed by the work dir');
+  assert.equal(existsSync(workDir), false, 'work dir removed');
+  assert.deepEqual(result.teardownProblems, [], 'teardown without problems');
+  assert.deepEqual(result.controllerErrors, [], 'no controller errors');
+  return result;
+}
+
+export function podNode(r: RunResult, pod: string): string | undefined {
+  return r.pods.find((p) => p.name === `default/${pod}`)?.node;
+}
+
+export function podPhase(r: RunResult, pod: string): string | undefined {
+  return r.pods.find((p) => p.name === `default/${pod}`)?.phase;
+}
+
+export function eventsOf(r: RunResult, reason: string, name?: string): BenchEvent[] {
+  return r.events.filter((e) => e.reason === reason && (name === undefined || e.name === name));
+}
+
+/** The deterministic part of an event: everything but the wall clock. */
+export function eventKey(e: BenchEvent): string {
+  return `${e.timeMs} ${e.type} ${e.reason} ${e.kind}/${e.name} ${e.source}: ${e.message}`;
+}

@@ -1,0 +1,59 @@
+// Scenarios 07, 08 and 09 with real drivers: static local PVs, StatefulSet scaling, a driver killed and restarted.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { eventsOf, needsRoot, podNode, podPhase, runBuiltIn } from './run-helpers.js';
+
+describe('07 static local PVs', { skip: needsRoot }, () => {
+  it('smallest fitting PV on the node wins; node affinity decides where the pod goes', async () => {
+    const r = await runBuiltIn('07-static-local-pvs/scenario.yaml');
+    const pv = (claim: string): string | undefined => r.claims.find((c) => c.name === `default/${claim}`)?.volume;
+    assert.equal(pv('app-a-data'), 'pv-n1-50');
+    assert.equal(pv('app-b-data'), 'pv-n2-40');
+    assert.equal(pv('app-c-data'), 'pv-n1-100');
+    assert.equal(podNode(r, 'app-c'), 'node-1', 'the only PV big enough is on node-1');
+    for (const p of ['app-a', 'app-b', 'app-c']) assert.equal(podPhase(r, p), 'Running');
+    assert.equal(r.volumes.find((v) => v.name === 'pv-n2-80')?.phase, 'Available');
+    assert.equal(r.metrics.volumesProvisioned, 0, 'no-provisioner class: nothing is provisioned');
+  });
+});
+
+describe('08 StatefulSet scale down and up', { skip: needsRoot }, () => {
+  it('keeps the claims, and recreated pods return to their volumes and data', async () => {
+    const r = await runBuiltIn('08-statefulset-scale/scenario.yaml');
+    const up = r.marks.find((m) => m.text === 'scaled-up')!;
+    const down = r.marks.find((m) => m.text === 'scaled-down')!;
+    const again = r.marks.find((m) => m.text === 'scaled-up-again')!;
+    assert.deepEqual(down.pods.map((p) => p.name), ['default/web-0']);
+    assert.deepEqual(down.claims.map((c) => `${c.name}:${c.phase}`), ['default/data-web-0:Bound', 'default/data-web-1:Bound', 'default/data-web-2:Bound']);
+    for (const pod of ['web-0', 'web-1', 'web-2']) {
+      const first = up.pods.find((p) => p.name === `default/${pod}`);
+      const second = again.pods.find((p) => p.name === `default/${pod}`);
+      assert.equal(second?.phase, 'Running');
+      assert.equal(second?.node, first?.node, `${pod} back on its node`);
+    }
+    for (const pod of ['web-1', 'web-2']) {
+      const started = eventsOf(r, 'Started', pod);
+      assert.equal(started.length, 2);
+      assert.match(started[1]!.message, new RegExp(`data of default/${pod} found`));
+    }
+    const deletes = eventsOf(r, 'SuccessfulDelete').map((e) => e.message);
+    assert.deepEqual(deletes, ['delete Pod web-2 in StatefulSet web successful', 'delete Pod web-1 in StatefulSet web successful']);
+  });
+});
+
+describe('09 driver killed and restarted', { skip: needsRoot }, () => {
+  it('loses no volume or data; provisioning retried through Unavailable', async () => {
+    const r = await runBuiltIn('09-driver-restart/scenario.yaml');
+    assert.equal(eventsOf(r, 'VolumeDataLost').length, 0);
+    const verified = eventsOf(r, 'VolumeDataVerified');
+    assert.equal(verified.length, 1);
+    assert.match(verified[0]!.message, /2 mounted volume\(s\) read back intact/);
+    assert.ok((r.metrics.provisioningFailuresByCode.Unavailable ?? 0) >= 1);
+    assert.equal(podPhase(r, 'app-2'), 'Running');
+    assert.equal(podPhase(r, 'cache-1'), 'Running');
+    assert.equal(r.pods.find((p) => p.name === 'default/app-1'), undefined, 'app-1 torn down through the restarted driver');
+    const down = r.marks.find((m) => m.text === 'driver-down')!;
+    assert.equal(down.pods.find((p) => p.name === 'default/app-2')?.phase, 'Pending');
+    assert.equal(r.claims.find((c) => c.name === 'default/app-1-data')?.phase, 'Bound', 'the claim outlives its pod');
+  });
+});
