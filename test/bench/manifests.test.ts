@@ -1,0 +1,54 @@
+// Manifest loading: typed objects out, errors naming file, object and field, unmodelled fields reported once.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseManifests, UnmodelledFields, ManifestError } from '../../src/bench/manifests/load-manifests.js';
+import { parsePoolsAnnotation } from '../../src/bench/manifests/node-pools.js';
+import { parseQuantity } from '../../src/bench/api/quantity.js';
+
+describe('manifests', () => {
+  it('reads several documents and a List', () => {
+    const objs = parseManifests(`apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: a}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: lode.csi.dev
+`, 'x.yaml');
+    assert.deepEqual(objs.map((o) => o.kind), ['PersistentVolumeClaim', 'StorageClass']);
+  });
+
+  it('names file, object and field in errors', () => {
+    assert.throws(() => parseManifests(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: lots}}}
+`, 'claims.yaml'), (err: Error) => err instanceof ManifestError && err.message === 'claims.yaml: PersistentVolumeClaim "data": spec.resources.requests.storage: not a quantity: "lots"');
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: Deployment\nmetadata: {name: d}\n', 'd.yaml'), /d\.yaml: Deployment "d": kind: Deployment is not one the bench handles/);
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: Node\nmetadata: {name: n, annotations: {lode.csi.dev/pools: "fast"}}\n', 'n.yaml'), /n\.yaml: Node "n": metadata\.annotations\["lode\.csi\.dev\/pools"\]: "fast" is not NAME=SIZE/);
+    assert.throws(() => parseManifests('apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n', 'p.yaml'), /apiVersion: Pod is served as v1/);
+  });
+
+  it('reports fields it does not model, once per kind and path', () => {
+    const u = new UnmodelledFields();
+    const pod = (n: string): string => `apiVersion: v1
+kind: Pod
+metadata: {name: ${n}}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+  restartPolicy: Always
+`;
+    parseManifests(pod('a'), 'a.yaml', u);
+    parseManifests(pod('b'), 'b.yaml', u);
+    assert.deepEqual(u.list(), ['Pod.spec.containers[].image (first in a.yaml: Pod/a)', 'Pod.spec.restartPolicy (first in a.yaml: Pod/a)']);
+  });
+
+  it('parses pools and quantities', () => {
+    assert.deepEqual(parsePoolsAnnotation('fast=2Gi, bulk=512Mi'), [{ name: 'fast', sizeBytes: 2 * 2 ** 30 }, { name: 'bulk', sizeBytes: 512 * 2 ** 20 }]);
+    assert.equal(parseQuantity('500m'), 0.5);
+    assert.equal(parseQuantity('1.5G'), 1.5e9);
+    assert.equal(parseQuantity('1e3'), 1000);
+  });
+});
