@@ -16,6 +16,8 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --target-root DIR      stage/publish targets must lie below it,      (env LODE_TARGET_ROOTS, ':'-separated)
                          repeatable (default /var/lib/kubelet)
   --metrics-address A    serve /metrics and /healthz on HOST:PORT      (env LODE_METRICS_ADDRESS)
+  --controller-expansion advertise controller EXPAND_VOLUME; leave off (env LODE_CONTROLLER_EXPANSION=true)
+                         in clusters, where NodeExpandVolume grows volumes on their node
   --log-level L          debug, info, warn or error (default info)     (env LODE_LOG_LEVEL)
 `;
 
@@ -38,6 +40,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       pool: { type: 'string', multiple: true },
       'target-root': { type: 'string', multiple: true },
       'metrics-address': { type: 'string' },
+      'controller-expansion': { type: 'boolean' },
       'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -78,6 +81,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
+      controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
     },

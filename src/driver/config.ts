@@ -10,6 +10,8 @@ export interface DriverConfig {
   pools: PoolConfig[];
   /** Stage and publish targets must lie under one of these (kubelet's directory in a cluster). */
   targetRoots: string[];
+  /** Advertise controller EXPAND_VOLUME (off in clusters: see controllerCapabilities). */
+  controllerExpansion: boolean;
   /** HOST:PORT of the metrics and health endpoint, or undefined for none. */
   metricsAddress?: string;
 }

@@ -1,23 +1,30 @@
 // The CSI Controller service for this node's pools: create, delete, list, validate, capacity and expansion.
 import type * as csi from '../csi/types.js';
+import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
 import { formatSize } from '../pool/sizes.js';
 import { findMount } from '../sys/mounts.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, outOfRange, resourceExhausted } from './errors.js';
-import { readParameters, PARAM_POOL } from './parameters.js';
+import { growBacking } from './expansion.js';
+import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
+import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
 import { chooseSize, minimumFor, readRange, type Range } from './sizing.js';
 import { requireName, requireVolumeId } from './validate.js';
 
-export const CONTROLLER_CAPABILITIES = [
-  'CREATE_DELETE_VOLUME',
-  'LIST_VOLUMES',
-  'GET_CAPACITY',
-  'EXPAND_VOLUME',
-  'SINGLE_NODE_MULTI_WRITER',
-] as const;
+type ControllerCapability = _csi_v1_ControllerServiceCapability_RPC_Type__Output;
+const BASE_CONTROLLER_CAPABILITIES: ControllerCapability[] = ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'SINGLE_NODE_MULTI_WRITER'];
+
+/**
+ * EXPAND_VOLUME is advertised only when asked for. In a cluster the external-resizer runs
+ * once, not per node, and would send ControllerExpandVolume to a node that does not hold the
+ * volume; without the capability it marks the PV resized and kubelet calls
+ * NodeExpandVolume on the volume's own node, which grows the image there.
+ */
+export function controllerCapabilities(controllerExpansion: boolean): ControllerCapability[] {
+  return controllerExpansion ? [...BASE_CONTROLLER_CAPABILITIES, 'EXPAND_VOLUME'] : [...BASE_CONTROLLER_CAPABILITIES];
+}
 
 function toCsiVolume(ctx: DriverContext, r: VolumeRecord): csi.Volume {
   return {
@@ -69,6 +76,8 @@ export function controllerService(ctx: DriverContext) {
     if (req.volume_content_source) {
       throw invalidArgument('volume_content_source is not supported: Lode does not clone volumes or restore snapshots yet');
     }
+    const missing = poolMissing(params, catalog);
+    if (missing !== undefined) throw resourceExhausted(`${missing}; node ${ctx.config.nodeId} cannot hold this volume`);
     const requisite = req.accessibility_requirements?.requisite ?? [];
     if (requisite.length > 0 && !requisite.some((t) => ctx.isThisNode(t.segments))) {
       throw resourceExhausted(`node ${ctx.config.nodeId} is not among the requisite topologies; this driver provisions only on its own node`);
@@ -170,6 +179,7 @@ export function controllerService(ctx: DriverContext) {
     const params = readParameters(req.parameters, catalog);
     const zero = { available_capacity: '0', maximum_volume_size: { value: '0' }, minimum_volume_size: { value: '0' } };
     if (req.accessible_topology && !ctx.isThisNode(req.accessible_topology.segments)) return zero;
+    if (poolMissing(params, catalog) !== undefined) return zero;
     for (const [i, cap] of req.volume_capabilities.entries()) {
       if (typeof parseCapability(cap, `volume_capabilities[${i}]`) === 'string') return zero;
     }
@@ -185,7 +195,7 @@ export function controllerService(ctx: DriverContext) {
   }
 
   async function controllerGetCapabilities(): Promise<csi.ControllerGetCapabilitiesResponse> {
-    return { capabilities: CONTROLLER_CAPABILITIES.map((type) => ({ rpc: { type } })) };
+    return { capabilities: controllerCapabilities(ctx.config.controllerExpansion).map((type) => ({ rpc: { type } })) };
   }
 
   async function controllerExpandVolume(req: csi.ControllerExpandVolumeRequest__Output): Promise<csi.ControllerExpandVolumeResponse> {
@@ -196,25 +206,7 @@ export function controllerService(ctx: DriverContext) {
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
       if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
-      if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume and cannot be expanded`);
-      const pool = catalog.pool(r.pool);
-      const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, pool.config, r.fsType);
-      if (range.limit > 0 && r.capacityBytes > range.limit) {
-        throw outOfRange(`volume ${id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
-      }
-      if (size > r.capacityBytes) {
-        if (pool.config.maxVolumeBytes !== undefined && size > pool.config.maxVolumeBytes) {
-          throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}`);
-        }
-        try {
-          await catalog.grow(r, size);
-        } catch (err) {
-          if (err instanceof PoolFullError) throw resourceExhausted(`pool ${err.pool} has ${formatSize(err.available)} free; growing by ${formatSize(err.requested)} needs more`);
-          throw err;
-        }
-        // An attached device keeps its old size until told; the filesystem grows in NodeExpandVolume.
-        await pool.refreshDevice(r);
-      }
+      await growBacking(ctx, r, range);
       return { capacity_bytes: String(r.capacityBytes), node_expansion_required: true };
     });
   }

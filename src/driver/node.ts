@@ -13,8 +13,9 @@ import { run } from '../sys/exec.js';
 import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability, type Capability } from './capability.js';
 import type { DriverContext } from './context.js';
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, outOfRange, resourceExhausted } from './errors.js';
-import { EPHEMERAL_KEY, readInlineAttributes } from './parameters.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
+import { growBacking } from './expansion.js';
+import { EPHEMERAL_KEY, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize, readRange } from './sizing.js';
 import { requireTargetPath, requireVolumeId } from './validate.js';
 
@@ -103,21 +104,27 @@ export function nodeService(ctx: DriverContext) {
       const device = await pool.attach(r);
       failpoint('stage:attached');
       await fs.mkdir(staging, { recursive: true });
+      // Whether the record must reach the disk before we answer: "formatted" must, or a
+      // power loss could make a later stage format over the user's data.
+      let durable = false;
       if (r.accessType === 'mount' && fsType !== '') {
+        const m = await findMount(staging);
+        const mountedHere = m !== undefined && m.devId === (await deviceNumber(device));
         if (!r.formatted) {
           // Format once: the record, not a probe of the device, says whether this volume
-          // was ever formatted, so a volume is never reformatted over user data.
-          await makeFilesystem(device, fsType);
+          // was ever formatted. A crash before the record is saved only repeats the mkfs of
+          // a volume nobody could have written to yet (stage never returned) - unless the
+          // crash came after the mount, in which case the filesystem is there already.
+          if (!mountedHere) await makeFilesystem(device, fsType);
           failpoint('stage:formatted');
           r.formatted = true;
           r.fsType = fsType;
           r.filesystemBytes = r.capacityBytes;
-          await catalog.save(r);
+          durable = true;
         }
-        const m = await findMount(staging);
         const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
         if (m) {
-          if (m.devId !== (await deviceNumber(device))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+          if (!mountedHere) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
         } else {
           // A volume expanded while not staged grows here, before anyone uses it.
           if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
@@ -128,14 +135,11 @@ export function nodeService(ctx: DriverContext) {
         if (needsGrow) {
           if (fsType === 'xfs') await growFilesystem(device, staging, 'xfs');
           r.filesystemBytes = r.capacityBytes;
-          await catalog.save(r);
         }
       }
-      if (r.staging !== staging || !sameFlags(r.stagingFlags, cap.mountFlags)) {
-        r.staging = staging;
-        r.stagingFlags = cap.mountFlags;
-        await catalog.save(r);
-      }
+      r.staging = staging;
+      r.stagingFlags = cap.mountFlags;
+      await catalog.save(r, durable);
       return {};
     });
   }
@@ -165,7 +169,7 @@ export function nodeService(ctx: DriverContext) {
       r.staging = null;
       r.stagingFlags = [];
       r.publications = [];
-      await catalog.save(r);
+      await catalog.save(r, false);
       return {};
     });
   }
@@ -195,7 +199,7 @@ export function nodeService(ctx: DriverContext) {
         if (publishedReadOnly !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${publishedReadOnly ? 'read-only' : 'read-write'}`);
         if (!known) {
           r.publications.push({ targetPath: target, readOnly });
-          await catalog.save(r);
+          await catalog.save(r, false);
         }
         return {};
       }
@@ -214,7 +218,7 @@ export function nodeService(ctx: DriverContext) {
         await bindMount(device, target, false);
       }
       r.publications = [...r.publications.filter((p) => p.targetPath !== target), pub];
-      await catalog.save(r);
+      await catalog.save(r, false);
       return {};
     });
   }
@@ -224,6 +228,8 @@ export function nodeService(ctx: DriverContext) {
   ): Promise<csi.NodePublishVolumeResponse> {
     if (cap.accessType !== 'mount') throw invalidArgument('inline ephemeral volumes are filesystems; block access is not supported');
     const attrs = readInlineAttributes(req.volume_context, catalog);
+    const missing = poolMissing(attrs, catalog);
+    if (missing !== undefined) throw resourceExhausted(`${missing}; the inline volume cannot be made on node ${ctx.config.nodeId}`);
     return ctx.locks.with([id], async () => {
       const existing = catalog.get(id);
       if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
@@ -301,7 +307,7 @@ export function nodeService(ctx: DriverContext) {
       }
       if (pub) {
         r.publications = r.publications.filter((p) => p !== pub);
-        await catalog.save(r);
+        await catalog.save(r, false);
       }
       return {};
     });
@@ -359,9 +365,9 @@ export function nodeService(ctx: DriverContext) {
     return ctx.locks.with([id], async () => {
       const r = volume(id);
       const volumePath = requirePathOf(r, req.volume_path);
-      if (range.required > r.capacityBytes) {
-        throw outOfRange(`volume ${id} has ${r.capacityBytes} bytes; ControllerExpandVolume must grow it to ${range.required} first`);
-      }
+      // Kubernetes' resizer never calls ControllerExpandVolume on this node (see
+      // controllerCapabilities), so the node grows the image itself.
+      if (range.required > r.capacityBytes) await growBacking(ctx, r, range);
       const pool = catalog.pool(r.pool);
       await pool.refreshDevice(r);
       if (r.accessType === 'mount') {
@@ -377,7 +383,7 @@ export function nodeService(ctx: DriverContext) {
         }
         if (r.filesystemBytes !== r.capacityBytes) {
           r.filesystemBytes = r.capacityBytes;
-          await catalog.save(r);
+          await catalog.save(r, false);
         }
       }
       return { capacity_bytes: String(r.capacityBytes) };

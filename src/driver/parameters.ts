@@ -28,11 +28,21 @@ function check(map: Record<string, string>, known: readonly string[], what: stri
   }
 }
 
+const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * A well-formed pool name that this node lacks is not the caller's mistake: pools differ
+ * from node to node. Callers answer it per call (no capacity here; RESOURCE_EXHAUSTED so the
+ * provisioner tries another node).
+ */
+export function poolMissing(params: VolumeParameters, catalog: VolumeCatalog): string | undefined {
+  if (catalog.hasPool(params.pool)) return undefined;
+  return `this node has no pool "${params.pool}" (pools here: ${catalog.poolNames().join(', ')})`;
+}
+
 function readCommon(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters {
   const pool = map[PARAM_POOL] ?? catalog.poolNames()[0] ?? '';
-  if (!catalog.hasPool(pool)) {
-    throw invalidArgument(`pool "${pool}" does not exist on this node (pools: ${catalog.poolNames().join(', ')})`);
-  }
+  if (!POOL_NAME.test(pool)) throw invalidArgument(`pool "${pool}" is not a pool name (lower-case letters, digits and '-')`);
   const fs = map[PARAM_FSTYPE] ?? map[FSTYPE_KEY] ?? '';
   if (fs !== '' && !isSupportedFsType(fs)) throw invalidArgument(`fsType "${fs}" is not supported (supported: ${SUPPORTED_FS_TYPES.join(', ')})`);
   return { pool, fsType: fs as FsType | '' };

@@ -8,7 +8,7 @@ import { checkRecord, type VolumeRecord } from './volume-record.js';
 export const RECORD_SUFFIX = '.json';
 
 /**
- * Contract: `put` returns only once the record is durable; `remove` of a missing record
+ * Contract: `put` returns only once the record is durable (unless asked not to be); `remove` of a missing record
  * is not an error; `loadAll` returns every record that survived, skipping (and logging)
  * files it cannot read rather than refusing to start, and deletes stray temp files.
  */
@@ -19,8 +19,9 @@ export class RecordStore {
     return path.join(this.dir, id + RECORD_SUFFIX);
   }
 
-  async put(record: VolumeRecord): Promise<void> {
-    await writeFileAtomic(this.file(record.id), JSON.stringify(record, null, 1) + '\n');
+  /** `durable: false` for node-side state (mounts) that a reboot voids anyway. */
+  async put(record: VolumeRecord, durable = true): Promise<void> {
+    await writeFileAtomic(this.file(record.id), JSON.stringify(record, null, 1) + '\n', durable);
   }
 
   async remove(id: string): Promise<void> {

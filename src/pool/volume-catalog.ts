@@ -128,9 +128,11 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /**
-   * Reserves space and makes the volume: the record is durable in state "creating" before
-   * any storage exists, then `finish` (attach, format, mount for inline volumes) runs, then
-   * the record turns "ready". Any failure undoes all of it.
+   * Reserves space and makes the volume. Plain volumes get their image first and one durable
+   * "ready" record after: a crash in between leaves an image without a record, which the next
+   * start removes. Volumes with a `finish` step (inline volumes: attach, format, mount) are
+   * recorded as "creating" first, so a crash mid-way leaves a record naming the mount to undo.
+   * Any failure undoes all of it.
    */
   async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Pool) => Promise<void>): Promise<VolumeRecord> {
     const e = this.entry(record.pool);
@@ -140,8 +142,10 @@ export class VolumeCatalog implements PoolStatsSource {
     record.state = 'creating';
     this.add(record);
     try {
-      await e.store.put(record);
-      failpoint('create:recorded');
+      if (finish) {
+        await e.store.put(record);
+        failpoint('create:recorded');
+      }
       await e.pool.allocate(record);
       failpoint('create:allocated');
       if (finish) await finish(record, e.pool);
@@ -163,22 +167,23 @@ export class VolumeCatalog implements PoolStatsSource {
     return record;
   }
 
-  /** Writes the record's current fields. */
-  async save(record: VolumeRecord): Promise<void> {
-    await this.entry(record.pool).store.put(record);
+  /** Writes the record's current fields; `durable: false` for state a reboot voids (mounts). */
+  async save(record: VolumeRecord, durable = true): Promise<void> {
+    await this.entry(record.pool).store.put(record, durable);
   }
 
-  /** Marks the volume deleting, releases its storage, forgets it. Safe to call again after a crash. */
+  /**
+   * Forgets the volume, then releases its storage. The record goes first: a crash before the
+   * image is gone leaves an image without a record, which the next start removes, and a
+   * retried delete finds nothing and succeeds. Safe to call again after a crash.
+   */
   async destroy(record: VolumeRecord): Promise<void> {
     const e = this.entry(record.pool);
-    if (record.state !== 'deleting') {
-      record.state = 'deleting';
-      await e.store.put(record);
-    }
-    failpoint('delete:marked');
+    record.state = 'deleting';
+    await e.store.remove(record.id);
+    failpoint('delete:unrecorded');
     await e.pool.release(record);
     failpoint('delete:released');
-    await e.store.remove(record.id);
     this.drop(record);
     void this.refresh(record.pool);
   }

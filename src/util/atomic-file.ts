@@ -6,12 +6,16 @@ import { randomBytes } from 'node:crypto';
 /** Temp files carry this marker so recovery can tell them from real files. */
 export const TEMP_MARKER = '.tmp-';
 
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+/**
+ * `durable: false` skips both fsyncs: the rename stays atomic against a process crash, and
+ * only a power loss can take the change back (use it for state a reboot voids anyway).
+ */
+export async function writeFileAtomic(file: string, data: string, durable = true): Promise<void> {
   const tmp = `${file}${TEMP_MARKER}${randomBytes(6).toString('hex')}`;
   const handle = await fs.open(tmp, 'wx', 0o600);
   try {
     await handle.writeFile(data, 'utf8');
-    await handle.sync();
+    if (durable) await handle.sync();
   } finally {
     await handle.close();
   }
@@ -21,7 +25,7 @@ export async function writeFileAtomic(file: string, data: string): Promise<void>
     await fs.rm(tmp, { force: true });
     throw err;
   }
-  await syncDirectory(path.dirname(file));
+  if (durable) await syncDirectory(path.dirname(file));
 }
 
 /** Makes a rename or unlink in `dir` durable. */

@@ -408,13 +408,13 @@ test('RBAC grants what the sidecars call, read from their sources, and nothing e
 
 // The resizer sidecar is leader-elected across nodes; it only works for Lode if it takes its
 // "trivial resizer" path, i.e. the driver expands on the node alone (docs/install.md, Expansion).
-// Marked todo until the driver drops the controller capability; the check still runs and reports.
-test('the driver expands on the node only, as the leader-elected resizer needs', {
-  todo: 'driver still advertises controller EXPAND_VOLUME; NodeExpandVolume must grow the image itself',
-}, async () => {
-  const { CONTROLLER_CAPABILITIES } = await import('../../src/driver/controller.js');
+test('the driver expands on the node only, as the leader-elected resizer needs', async () => {
+  const { controllerCapabilities } = await import('../../src/driver/controller.js');
   const { NODE_CAPABILITIES } = await import('../../src/driver/node.js');
   assert.ok((NODE_CAPABILITIES as readonly string[]).includes('EXPAND_VOLUME'), 'node EXPAND_VOLUME');
-  assert.ok(!(CONTROLLER_CAPABILITIES as readonly string[]).includes('EXPAND_VOLUME'),
+  assert.ok(!controllerCapabilities(false).includes('EXPAND_VOLUME'),
     'controller EXPAND_VOLUME makes the resizer call ControllerExpandVolume on whichever node leads, which lacks most volumes');
+  const text = JSON.stringify(await rendered());
+  assert.ok(!text.includes('--controller-expansion') && !text.includes('LODE_CONTROLLER_EXPANSION'),
+    'the shipped DaemonSet leaves controller expansion off');
 });

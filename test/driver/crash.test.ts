@@ -44,7 +44,6 @@ const STEPS: Array<[string, Step]> = [
 
 /** Which step each failpoint interrupts. */
 const FAILPOINTS: Array<[string, string]> = [
-  ['create:recorded', 'create'],
   ['create:allocated', 'create'],
   ['create:finished', 'create'],
   ['stage:attached', 'stage'],
@@ -55,7 +54,7 @@ const FAILPOINTS: Array<[string, string]> = [
   ['unpublish:unmounted', 'unpublish'],
   ['unstage:unmounted', 'unstage'],
   ['unstage:detached', 'unstage'],
-  ['delete:marked', 'delete'],
+  ['delete:unrecorded', 'delete'],
   ['delete:released', 'delete'],
 ];
 
@@ -95,7 +94,7 @@ for (const [point, stepName] of FAILPOINTS) {
 
 test('SIGKILL during an inline ephemeral publish and unpublish: retries converge, nothing leaks', async () => {
   const attrs = { 'csi.storage.k8s.io/ephemeral': 'true', size: '32Mi' };
-  for (const point of ['create:allocated', 'inline:mounted', 'unpublish:unmounted']) {
+  for (const point of ['create:recorded', 'create:allocated', 'inline:mounted', 'unpublish:unmounted']) {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }] }, { LODE_FAILPOINT: point });
     const target = h.targetPath('inline');
     await fs.mkdir(path.dirname(target), { recursive: true });

@@ -1,0 +1,34 @@
+// Growing a volume's backing storage, shared by ControllerExpandVolume and NodeExpandVolume.
+import { formatSize } from '../pool/sizes.js';
+import { PoolFullError } from '../pool/volume-catalog.js';
+import type { VolumeRecord } from '../pool/volume-record.js';
+import type { DriverContext } from './context.js';
+import { failedPrecondition, outOfRange, resourceExhausted } from './errors.js';
+import { chooseSize, type Range } from './sizing.js';
+
+/**
+ * Grows the image to at least `range.required` (never shrinks) and makes an attached device
+ * see it; the filesystem is the caller's business. The caller holds the volume's lock.
+ */
+export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Range): Promise<void> {
+  if (r.ephemeral) throw failedPrecondition(`volume ${r.id} is an inline ephemeral volume and cannot be expanded`);
+  if (range.limit > 0 && r.capacityBytes > range.limit) {
+    throw outOfRange(`volume ${r.id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
+  }
+  const pool = ctx.catalog.pool(r.pool);
+  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, pool.config, r.fsType);
+  if (size <= r.capacityBytes) return;
+  if (pool.config.maxVolumeBytes !== undefined && size > pool.config.maxVolumeBytes) {
+    throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}; ${formatSize(size)} asked`);
+  }
+  try {
+    await ctx.catalog.grow(r, size);
+  } catch (err) {
+    if (err instanceof PoolFullError) {
+      throw resourceExhausted(`pool ${err.pool} has ${formatSize(err.available)} free; growing by ${formatSize(err.requested)} needs more`);
+    }
+    throw err;
+  }
+  // An attached loop device keeps its old size until told.
+  await pool.refreshDevice(r);
+}
