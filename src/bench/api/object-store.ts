@@ -4,7 +4,7 @@ import type { VirtualClock } from '../clock/virtual-clock.js';
 
 export type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** One change as a watcher sees it: the object after the change (before it, for DELETED). */
+/** One change as a watcher sees it: the object after the change (before it, for DELETED). Shared by all watchers: read only. */
 export interface WatchEvent<K extends Kind> {
   type: WatchType;
   kind: K;
@@ -67,7 +67,11 @@ export class ObjectStore {
 
   private notify<K extends Kind>(kind: K, type: WatchType, object: KindMap[K], old: KindMap[K] | undefined): void {
     this.writes++;
-    for (const h of this.watchers.get(kind) ?? []) h({ type, kind, object: clone(object), old: old === undefined ? undefined : clone(old) } as WatchEvent<Kind>);
+    const handlers = this.watchers.get(kind) ?? [];
+    if (handlers.length === 0) return;
+    // One copy shared by every watcher (as informers share their cache): watchers only read it.
+    const event = { type, kind, object: clone(object), old: old === undefined ? undefined : clone(old) } as WatchEvent<Kind>;
+    for (const h of handlers) h(event);
   }
 
   get<K extends Kind>(kind: K, name: string, namespace?: string): KindMap[K] | undefined {

@@ -66,20 +66,23 @@ export class Kubelet extends Controller {
   private readonly failures = new Map<string, number>();
   private readonly reportedErrors = new Map<string, string>();
   private readonly killing = new Set<string>();
+  /** Pods of this node not Running yet. */
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver) {
     super(`kubelet/${driver.nodeName}`, ctx.clock);
     this.source = `kubelet/${driver.nodeName}`;
     ctx.store.watch('Pod', (e) => {
       if (e.object.spec?.nodeName !== driver.nodeName) return;
-      this.enqueue(podKey(e.object));
+      const key = podKey(e.object);
+      if (e.type !== 'DELETED' && e.object.status?.phase !== 'Running') this.waiting.add(key);
+      else this.waiting.delete(key);
+      this.enqueue(key);
     });
-    // A claim getting bound may unblock a pod waiting for it.
+    // A claim getting bound may unblock a pod of this node waiting for it.
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       if (e.type === 'DELETED') return;
-      for (const p of ctx.store.list('Pod', e.object.metadata?.namespace)) {
-        if (p.spec?.nodeName === driver.nodeName && p.status?.phase !== 'Running') this.enqueue(podKey(p));
-      }
+      for (const key of [...this.waiting].sort()) this.enqueue(key);
     });
   }
 
