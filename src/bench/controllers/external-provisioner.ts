@@ -47,8 +47,12 @@ export class ExternalProvisioner extends Controller {
         this.cancelDelayed(`own:${key}`);
         return;
       }
-      // Another node took the claim: stop waiting to become its owner.
-      if (e.object.metadata?.annotations?.[ANN_SELECTED_NODE]) this.cancelDelayed(`own:${key}`);
+      // A node took the claim: stop waiting to become its owner, and start from the base
+      // delay if it is ever rescheduled (the rate limiter's Forget).
+      if (e.object.metadata?.annotations?.[ANN_SELECTED_NODE]) {
+        this.cancelDelayed(`own:${key}`);
+        this.ownerAttempts.delete(key);
+      }
       this.enqueue(`pvc:${key}`);
     });
     ctx.store.watch('PersistentVolume', (e) => {

@@ -89,7 +89,9 @@ export class NodeDriver {
     }
     args.push('--target-root', this.kubeletDir);
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Own process group: a Ctrl-C at the terminal reaches the bench, which then tears down
+    // through the still-running drivers, instead of killing them mid-teardown.
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };
