@@ -17,7 +17,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceE
 import { growBacking } from './expansion.js';
 import { EPHEMERAL_KEY, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize, readRange } from './sizing.js';
-import { requireTargetPath, requireVolumeId } from './validate.js';
+import { requireResolvedTargetPath, requireVolumeId } from './validate.js';
 
 export const NODE_CAPABILITIES = [
   'STAGE_UNSTAGE_VOLUME',
@@ -55,7 +55,7 @@ function readOnlyMount(m: MountEntry): boolean {
 
 export function nodeService(ctx: DriverContext) {
   const { catalog } = ctx;
-  const checkPath = (p: string, field: string) => requireTargetPath(p, field, ctx.targetRoots(), catalog.poolDirs());
+  const checkPath = (p: string, field: string) => requireResolvedTargetPath(p, field, ctx.targetRoots(), catalog.poolDirs());
 
   function volume(id: string): VolumeRecord {
     const r = catalog.get(id);
@@ -75,7 +75,7 @@ export function nodeService(ctx: DriverContext) {
 
   async function stage(req: csi.NodeStageVolumeRequest__Output): Promise<csi.NodeStageVolumeResponse> {
     const id = requireVolumeId(req.volume_id);
-    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    const staging = await checkPath(req.staging_target_path, 'staging_target_path');
     const cap = requireCapability(req.volume_capability, 'volume_capability');
     return ctx.locks.with([id], async () => {
       const r = volume(id);
@@ -146,7 +146,7 @@ export function nodeService(ctx: DriverContext) {
 
   async function unstage(req: csi.NodeUnstageVolumeRequest__Output): Promise<csi.NodeUnstageVolumeResponse> {
     const id = requireVolumeId(req.volume_id);
-    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    const staging = await checkPath(req.staging_target_path, 'staging_target_path');
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
       const m = await findMount(staging);
@@ -176,12 +176,12 @@ export function nodeService(ctx: DriverContext) {
 
   async function publish(req: csi.NodePublishVolumeRequest__Output): Promise<csi.NodePublishVolumeResponse> {
     const id = requireVolumeId(req.volume_id);
-    const target = checkPath(req.target_path, 'target_path');
+    const target = await checkPath(req.target_path, 'target_path');
     const cap = requireCapability(req.volume_capability, 'volume_capability');
     const readOnly = req.readonly || isReadOnlyMode(cap.mode);
     if (req.volume_context[EPHEMERAL_KEY] === 'true') return publishInline(req, id, target, cap, readOnly);
     if (req.staging_target_path === '') throw invalidArgument('staging_target_path is required: this driver stages volumes (STAGE_UNSTAGE_VOLUME)');
-    const staging = checkPath(req.staging_target_path, 'staging_target_path');
+    const staging = await checkPath(req.staging_target_path, 'staging_target_path');
     return ctx.locks.with([id], async () => {
       const r = volume(id);
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
@@ -283,7 +283,7 @@ export function nodeService(ctx: DriverContext) {
 
   async function unpublish(req: csi.NodeUnpublishVolumeRequest__Output): Promise<csi.NodeUnpublishVolumeResponse> {
     const id = requireVolumeId(req.volume_id);
-    const target = checkPath(req.target_path, 'target_path');
+    const target = await checkPath(req.target_path, 'target_path');
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
       const m = await findMount(target);

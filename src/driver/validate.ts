@@ -1,4 +1,5 @@
 // Field checks shared by the CSI handlers; each failure names the field and says what is wrong.
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { invalidArgument } from './errors.js';
 
@@ -38,6 +39,40 @@ export function requireTargetPath(p: string, field: string, roots: readonly stri
   }
   if (forbidden.some((dir) => normal === dir || isInside(normal, dir) || isInside(dir, normal))) {
     throw invalidArgument(`${field} "${printable(p)}" overlaps a storage pool directory`);
+  }
+  return normal;
+}
+
+/** `p` with symlinks resolved as far as it exists; the part that does not exist yet is appended as is. */
+async function resolveExisting(p: string): Promise<string> {
+  const rest: string[] = [];
+  let existing = p;
+  for (;;) {
+    try {
+      return path.join(await fs.realpath(existing), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return p;
+      rest.push(path.basename(existing));
+      existing = parent;
+    }
+  }
+}
+
+/**
+ * requireTargetPath, then the same check on the path with symlinks resolved: a symlink
+ * planted below kubelet's directory must not lead a mount (or the removal of a target) to
+ * /etc or into a pool.
+ */
+export async function requireResolvedTargetPath(p: string, field: string, roots: readonly string[], forbidden: readonly string[]): Promise<string> {
+  const normal = requireTargetPath(p, field, roots, forbidden);
+  const resolved = await resolveExisting(normal);
+  if (resolved !== normal) {
+    const realRoots = await Promise.all(roots.map(resolveExisting));
+    const realForbidden = await Promise.all(forbidden.map(resolveExisting));
+    if (!realRoots.some((root) => isInside(resolved, root)) || realForbidden.some((dir) => isInside(resolved, dir) || isInside(dir, resolved) || dir === resolved)) {
+      throw invalidArgument(`${field} "${printable(p)}" leads through a symlink to ${printable(resolved)}, outside the allowed target roots`);
+    }
   }
   return normal;
 }
