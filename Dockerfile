@@ -43,4 +43,5 @@ COPY proto ./proto
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src
 # Runs as root: attaching loop devices and mounting need it (the pod is privileged anyway).
-ENTRYPOINT ["node", "/app/dist/src/cli/main.js", "driver"]
+# Memory flags: see src/cli/driver-runtime.ts (a test keeps the two equal).
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--max-old-space-size=256", "/app/dist/src/cli/main.js", "driver"]

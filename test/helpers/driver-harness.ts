@@ -8,6 +8,7 @@ import { CsiClient } from '../../src/csi/client.js';
 import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
+import { DRIVER_NODE_FLAGS } from '../../src/cli/driver-runtime.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 
 type AccessMode = NonNullable<NonNullable<VolumeCapability['access_mode']>['mode']>;
@@ -62,7 +63,7 @@ export class DriverHarness {
   targetPath(tag: string): string { return path.join(this.kubeletDir, 'pods', tag, 'mount'); }
 
   args(): string[] {
-    const args = [LODE_CLI, 'driver', '--endpoint', this.endpoint, '--node-id', this.nodeId, '--target-root', this.kubeletDir];
+    const args = [...DRIVER_NODE_FLAGS, LODE_CLI, 'driver', '--endpoint', this.endpoint, '--node-id', this.nodeId, '--target-root', this.kubeletDir];
     for (const p of this.pools) {
       let spec = `${p.name}=${this.poolDir(p.name)}`;
       if (p.size) spec += `,size=${p.size}`;
