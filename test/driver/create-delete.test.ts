@@ -106,6 +106,8 @@ test('CreateVolume: a full pool or a requisite topology without this node is RES
   await expectCode(h.client.createVolume(volumeRequest('cd-huge', 2 * GiB)), status.RESOURCE_EXHAUSTED, 'bigger than the pool');
   await expectCode(h.client.createVolume(volumeRequest('cd-huge', free + MiB)), status.RESOURCE_EXHAUSTED, 'one MiB more than is free');
   await expectCode(h.client.createVolume(volumeRequest('cd-slow-huge', 600 * MiB, { parameters: { pool: 'slow' } })), status.RESOURCE_EXHAUSTED, 'bigger than pool slow');
+  // Pools differ per node: a pool this node lacks sends the provisioner to another node.
+  await expectCode(h.client.createVolume(volumeRequest('cd-no-pool', 16 * MiB, { parameters: { pool: 'nvme' } })), status.RESOURCE_EXHAUSTED, 'a pool this node lacks');
   await expectCode(
     h.client.createVolume(volumeRequest('cd-elsewhere', 16 * MiB, { requisite: [{ [TOPOLOGY_KEY]: 'node-x' }, { [TOPOLOGY_KEY]: 'node-y' }] })),
     status.RESOURCE_EXHAUSTED, 'requisite excludes this node',
@@ -137,7 +139,7 @@ test('CreateVolume: every malformed request is INVALID_ARGUMENT and leaves the d
     ...MULTI_NODE_MODES.map((m): [string, ReturnType<typeof volumeRequest>] => [`access mode ${m}`, volumeRequest('cd-bad', 16 * MiB, { cap: fsCap('ext4', m) })]),
     ['multi-node block', volumeRequest('cd-bad', 16 * MiB, { cap: rawCap('MULTI_NODE_MULTI_WRITER') })],
     ['unknown parameter', volumeRequest('cd-bad', 16 * MiB, { parameters: { colour: 'blue' } })],
-    ['unknown pool', volumeRequest('cd-bad', 16 * MiB, { parameters: { pool: 'nope' } })],
+    ['pool name that cannot be a pool', volumeRequest('cd-bad', 16 * MiB, { parameters: { pool: 'Not_A/Pool' } })],
     ['unsupported fsType parameter', volumeRequest('cd-bad', 16 * MiB, { parameters: { fsType: 'btrfs' } })],
     ['unsupported csi.storage.k8s.io/fstype', volumeRequest('cd-bad', 16 * MiB, { parameters: { 'csi.storage.k8s.io/fstype': 'vfat' } })],
     ['unsupported fs_type in the capability', volumeRequest('cd-bad', 16 * MiB, { cap: fsCap('ntfs') })],

@@ -1,4 +1,4 @@
-// Volume expansion: ControllerExpandVolume grows the image, NodeExpandVolume the filesystem, online, with the data intact.
+// Volume expansion, by ControllerExpandVolume + NodeExpandVolume or (as in a cluster) NodeExpandVolume alone: image, device and filesystem grow, data intact.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,8 @@ import {
 
 const POOL_SIZE = 1024 * MiB;
 let h: DriverHarness;
-before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }] }); });
+// --controller-expansion: ControllerExpandVolume is tested too; NodeExpandVolume alone works either way.
+before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }], extraArgs: ['--controller-expansion'] }); });
 after(async () => { await h?.cleanup(); });
 
 const imageSize = async (id: string) => (await fs.stat(path.join(h.poolDir('fast'), 'volumes', `${id}.img`))).size;
@@ -23,27 +24,32 @@ async function listedCapacity(id: string): Promise<number> {
   return Number(entry.volume.capacity_bytes);
 }
 
-/** Grows a published filesystem volume from `from` to `to` bytes and checks every figure and the data on the way. */
-async function growOnline(fsType: 'ext4' | 'xfs', from: number, to: number): Promise<void> {
+/**
+ * Grows a published filesystem volume from `from` to `to` bytes and checks every figure and the
+ * data on the way: through ControllerExpandVolume then NodeExpandVolume, or (kubelet's path in a
+ * cluster, where the controller call is not advertised) through NodeExpandVolume alone.
+ */
+async function growOnline(fsType: 'ext4' | 'xfs', from: number, to: number, viaController: boolean): Promise<void> {
   const cap = fsCap(fsType);
-  const v = await createVolume(h, `exp-${fsType}`, from, { cap });
-  const tag = `exp-${fsType}`;
+  const tag = `exp-${fsType}-${viaController ? 'controller' : 'node'}`;
+  const v = await createVolume(h, tag, from, { cap });
   const { target } = await stageAndPublish(h, v.id, tag, cap);
   const hash = await writeRandomFile(path.join(target, 'data'), 4 * MiB);
   const before = await fsSize(target);
   const free = await available(h);
 
-  const res = await h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: to }, volume_capability: cap });
-  assert.equal(Number(res.capacity_bytes), to);
-  assert.equal(res.node_expansion_required, true);
-  assert.equal(await imageSize(v.id), to, 'the image grew');
-  assert.equal(await available(h), free - (to - from), 'the growth is reserved from the pool');
-  assert.equal(await listedCapacity(v.id), to);
-
-  // Repeating the controller call changes nothing.
-  const again = await h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: to } });
-  assert.equal(Number(again.capacity_bytes), to);
-  assert.equal(await available(h), free - (to - from));
+  if (viaController) {
+    const res = await h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: to }, volume_capability: cap });
+    assert.equal(Number(res.capacity_bytes), to);
+    assert.equal(res.node_expansion_required, true);
+    assert.equal(await imageSize(v.id), to, 'the image grew');
+    assert.equal(await available(h), free - (to - from), 'the growth is reserved from the pool');
+    assert.equal(await listedCapacity(v.id), to);
+    // Repeating the controller call changes nothing.
+    const again = await h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: to } });
+    assert.equal(Number(again.capacity_bytes), to);
+    assert.equal(await available(h), free - (to - from));
+  }
 
   const nodeExpand = () => h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: to }, volume_capability: cap });
   if (fsType === 'ext4' && !(await hasCapability(CAP_SYS_RESOURCE))) {
@@ -56,7 +62,10 @@ async function growOnline(fsType: 'ext4' | 'xfs', from: number, to: number): Pro
     await stageAndPublish(h, v.id, tag, cap);
   }
   const node = await nodeExpand();
-  assert.ok(Number(node.capacity_bytes) === 0 || Number(node.capacity_bytes) >= to);
+  assert.equal(Number(node.capacity_bytes), to);
+  assert.equal(await imageSize(v.id), to, 'the image has the new size');
+  assert.equal(await available(h), free - (to - from), 'the growth is reserved from the pool, once');
+  assert.equal(await listedCapacity(v.id), to);
   const after = await fsSize(target);
   assert.ok(after.total > before.total + (to - from) * 0.8, `${fsType} grew from ${before.total} to ${after.total} only`);
   assert.ok(after.total <= to);
@@ -65,19 +74,24 @@ async function growOnline(fsType: 'ext4' | 'xfs', from: number, to: number): Pro
   const bigger = Math.floor(before.total / MiB) * MiB;
   const hash2 = await writeRandomFile(path.join(target, 'bigger-than-before'), bigger);
   assert.equal(await fileHash(path.join(target, 'bigger-than-before')), hash2);
-  await h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: to } }); // idempotent
+  await nodeExpand(); // idempotent
   assert.equal((await fsSize(target)).total, after.total);
+  assert.equal(await available(h), free - (to - from));
 
   await teardown(h, v.id, tag);
   assert.equal(await available(h), POOL_SIZE);
 }
 
-test('ext4: expansion of a published volume keeps its data and makes the new room usable (online where the kernel allows)', async () => {
-  await growOnline('ext4', 32 * MiB, 96 * MiB);
+test('ext4 through ControllerExpandVolume and NodeExpandVolume: data intact, new room usable (online where the kernel allows)', async () => {
+  await growOnline('ext4', 32 * MiB, 96 * MiB, true);
 });
 
-test('xfs: online expansion of a published volume keeps its data and makes the new room usable', async () => {
-  await growOnline('xfs', 300 * MiB, 420 * MiB);
+test('ext4 through NodeExpandVolume alone, as kubelet does in a cluster: the node grows image and filesystem', async () => {
+  await growOnline('ext4', 32 * MiB, 80 * MiB, false);
+});
+
+test('xfs through NodeExpandVolume alone: online growth keeps the data and makes the new room usable', async () => {
+  await growOnline('xfs', 300 * MiB, 420 * MiB, false);
 });
 
 test('a volume expanded while not staged grows its filesystem once staged, published and node-expanded', async () => {
@@ -97,7 +111,7 @@ test('a volume expanded while not staged grows its filesystem once staged, publi
   await teardown(h, v.id, tag);
 });
 
-test('a raw block volume grows: the published device shows the new size', async () => {
+test('a raw block volume grows through NodeExpandVolume: the published device shows the new size', async () => {
   const v = await createVolume(h, 'exp-block', 16 * MiB, { cap: rawCap() });
   const staging = h.stagingPath('exp-block');
   const target = h.targetPath('exp-block');
@@ -109,8 +123,8 @@ test('a raw block volume grows: the published device shows the new size', async 
   await w.sync();
   await w.close();
 
-  await h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: 32 * MiB } });
-  await h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 32 * MiB } });
+  const res = await h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 32 * MiB } });
+  assert.equal(Number(res.capacity_bytes), 32 * MiB);
   const r = await fs.open(target, 'r');
   try {
     const tail = Buffer.alloc(4096);
@@ -152,7 +166,7 @@ test('ControllerExpandVolume errors: never shrinks, OUT_OF_RANGE, RESOURCE_EXHAU
   assert.equal(await available(h), POOL_SIZE);
 });
 
-test('NodeExpandVolume errors: NOT_FOUND for an unknown volume or a path that is not the volume\'s, INVALID_ARGUMENT without id or path', async () => {
+test('NodeExpandVolume errors: NOT_FOUND, INVALID_ARGUMENT, RESOURCE_EXHAUSTED, OUT_OF_RANGE; none changes the image', async () => {
   const v = await createVolume(h, 'exp-node-errors', 32 * MiB);
   const { target } = await stageAndPublish(h, v.id, 'exp-node-errors');
   const before = await fsSize(target);
@@ -161,7 +175,12 @@ test('NodeExpandVolume errors: NOT_FOUND for an unknown volume or a path that is
   await expectCode(h.client.nodeExpandVolume({ volume_id: v.id, volume_path: h.targetPath('elsewhere') }), status.NOT_FOUND, 'a path that is not the volume\'s');
   await expectCode(h.client.nodeExpandVolume({ volume_path: target }), status.INVALID_ARGUMENT, 'no volume id');
   await expectCode(h.client.nodeExpandVolume({ volume_id: v.id }), status.INVALID_ARGUMENT, 'no volume path');
-  await expectCode(h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 64 * MiB } }), status.OUT_OF_RANGE, 'beyond what the controller granted');
+  const free = await available(h);
+  await expectCode(h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 32 * MiB + free + MiB } }), status.RESOURCE_EXHAUSTED, 'more than the pool has free');
+  await expectCode(h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 64 * MiB, limit_bytes: 16 * MiB } }), status.OUT_OF_RANGE, 'required > limit');
+  await expectCode(h.client.nodeExpandVolume({ volume_id: v.id, volume_path: target, capacity_range: { required_bytes: 2 ** 62 } }), status.OUT_OF_RANGE, '2^62 bytes');
+  assert.equal(await imageSize(v.id), 32 * MiB, 'a refused expansion leaves the image as it was');
+  assert.equal(await available(h), free);
   assert.deepEqual(await fsSize(target).then((s) => s.total), before.total);
   await teardown(h, v.id, 'exp-node-errors');
   assert.deepEqual(await h.loops(), []);

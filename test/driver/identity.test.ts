@@ -48,16 +48,19 @@ test('Probe really checks the pools: a vanished pool directory makes it fail unt
   assert.equal((await h.client.probe()).ready?.value, true);
 });
 
-test('ControllerGetCapabilities: create/delete, list, capacity, expansion; no attach step and no snapshots', async () => {
+test('ControllerGetCapabilities: create/delete, list, capacity; no attach step, no snapshots, no controller expansion by default', async () => {
   const res = await h.client.controllerGetCapabilities();
   const types = res.capabilities.map((c) => c.rpc?.type);
-  for (const t of ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'EXPAND_VOLUME'] as const) {
+  for (const t of ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY'] as const) {
     assert.ok(types.includes(t), `missing ${t} in ${types.join(', ')}`);
   }
   // Claiming PUBLISH_UNPUBLISH would make Kubernetes wait for a ControllerPublish that never comes.
   for (const t of ['PUBLISH_UNPUBLISH_VOLUME', 'CREATE_DELETE_SNAPSHOT', 'CLONE_VOLUME', 'LIST_VOLUMES_PUBLISHED_NODES'] as const) {
     assert.ok(!types.includes(t), `${t} is claimed but not implemented`);
   }
+  // In a cluster the one resizer would send ControllerExpandVolume to whichever node it reaches;
+  // without the capability kubelet expands the volume through NodeExpandVolume on its own node.
+  assert.ok(!types.includes('EXPAND_VOLUME'), 'EXPAND_VOLUME needs --controller-expansion');
 });
 
 test('NodeGetCapabilities: staging, stats, expansion and volume condition', async () => {
@@ -76,12 +79,14 @@ test('NodeGetInfo: the node id and exactly one topology segment naming this node
   assert.deepEqual(info.accessible_topology?.segments, { [TOPOLOGY_KEY]: 'node-ident-1' });
 });
 
-test('--driver-name renames the plugin and its topology key', async () => {
-  const other = await DriverHarness.start({ nodeId: 'node-ident-2', extraArgs: ['--driver-name', 'local.example.com'] });
+test('--driver-name renames the plugin and its topology key; --controller-expansion adds EXPAND_VOLUME', async () => {
+  const other = await DriverHarness.start({ nodeId: 'node-ident-2', extraArgs: ['--driver-name', 'local.example.com', '--controller-expansion'] });
   try {
     assert.equal((await other.client.getPluginInfo()).name, 'local.example.com');
     const info = await other.client.nodeGetInfo();
     assert.deepEqual(info.accessible_topology?.segments, { 'topology.local.example.com/node': 'node-ident-2' });
+    const types = (await other.client.controllerGetCapabilities()).capabilities.map((c) => c.rpc?.type);
+    assert.ok(types.includes('EXPAND_VOLUME') && types.includes('CREATE_DELETE_VOLUME'), types.join(', '));
   } finally {
     await other.cleanup();
   }

@@ -98,11 +98,12 @@ test('without a size attribute the pool default applies; pool and fsType attribu
   assert.deepEqual(await h.loops(), []);
 });
 
-test('an inline volume bigger than the pool is RESOURCE_EXHAUSTED and leaves nothing behind', async () => {
+test('an inline volume bigger than the pool, or in a pool this node lacks, is RESOURCE_EXHAUSTED and leaves nothing behind', async () => {
   const state = await diskState(h);
   const target = h.targetPath('inline-huge');
   await expectCode(publishInline(inlineId('pod-c/huge'), target, { size: '2Gi' }), status.RESOURCE_EXHAUSTED, '2Gi in a 512Mi pool');
   await expectCode(publishInline(inlineId('pod-c/huge'), target, { size: '513Mi' }), status.RESOURCE_EXHAUSTED, 'one MiB too many');
+  await expectCode(publishInline(inlineId('pod-c/huge'), target, { size: '16Mi', pool: 'nvme' }), status.RESOURCE_EXHAUSTED, 'a pool this node lacks');
   assert.deepEqual(await diskState(h), state);
   assert.equal(await exists(target), false);
   assert.equal(await available(h), POOL_SIZE);
@@ -116,7 +117,7 @@ test('bad inline attributes are INVALID_ARGUMENT and leave nothing behind', asyn
     ['unknown attribute', { size: '32Mi', colour: 'blue' }],
     ['size that is not a size', { size: 'huge' }],
     ['negative size', { size: '-5Mi' }],
-    ['unknown pool', { size: '32Mi', pool: 'nope' }],
+    ['malformed pool name', { size: '32Mi', pool: '../fast' }],
     ['unsupported filesystem', { size: '32Mi', fsType: 'btrfs' }],
   ];
   for (const [what, context] of cases) await expectCode(publishInline(id, target, context), status.INVALID_ARGUMENT, what);

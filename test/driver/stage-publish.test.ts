@@ -130,21 +130,22 @@ test('required fields: INVALID_ARGUMENT when volume id, paths or capability are 
   const staging = h.stagingPath('required');
   const target = h.targetPath('required');
   const cap = fsCap();
-  const cases: Array<[string, Promise<unknown>]> = [
-    ['stage without id', h.client.nodeStageVolume({ staging_target_path: staging, volume_capability: cap })],
-    ['stage without path', h.client.nodeStageVolume({ volume_id: v.id, volume_capability: cap })],
-    ['stage without capability', h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging })],
-    ['publish without id', h.client.nodePublishVolume({ staging_target_path: staging, target_path: target, volume_capability: cap })],
-    ['publish without target', h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: cap })],
-    ['publish without capability', h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target })],
-    ['unpublish without id', h.client.nodeUnpublishVolume({ target_path: target })],
-    ['unpublish without target', h.client.nodeUnpublishVolume({ volume_id: v.id })],
-    ['unstage without id', h.client.nodeUnstageVolume({ staging_target_path: staging })],
-    ['unstage without path', h.client.nodeUnstageVolume({ volume_id: v.id })],
-    ['stats without id', h.client.nodeGetVolumeStats({ volume_path: target })],
-    ['stats without path', h.client.nodeGetVolumeStats({ volume_id: v.id })],
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ['stage without id', () => h.client.nodeStageVolume({ staging_target_path: staging, volume_capability: cap })],
+    ['stage without path', () => h.client.nodeStageVolume({ volume_id: v.id, volume_capability: cap })],
+    ['stage without capability', () => h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging })],
+    ['publish without id', () => h.client.nodePublishVolume({ staging_target_path: staging, target_path: target, volume_capability: cap })],
+    ['publish without target', () => h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: cap })],
+    ['publish without capability', () => h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target })],
+    ['unpublish without id', () => h.client.nodeUnpublishVolume({ target_path: target })],
+    ['unpublish without target', () => h.client.nodeUnpublishVolume({ volume_id: v.id })],
+    ['unstage without id', () => h.client.nodeUnstageVolume({ staging_target_path: staging })],
+    ['unstage without path', () => h.client.nodeUnstageVolume({ volume_id: v.id })],
+    ['stats without id', () => h.client.nodeGetVolumeStats({ volume_path: target })],
+    ['stats without path', () => h.client.nodeGetVolumeStats({ volume_id: v.id })],
   ];
-  for (const [what, call] of cases) await expectCode(call, status.INVALID_ARGUMENT, what);
+  // Thunks, so each call starts only when awaited and no rejection goes unhandled.
+  for (const [what, call] of cases) await expectCode(call(), status.INVALID_ARGUMENT, what);
   assert.deepEqual(await h.mounts(), []);
   await h.client.deleteVolume({ volume_id: v.id });
 });
