@@ -79,6 +79,32 @@ test('NodeGetInfo: the node id and exactly one topology segment naming this node
   assert.deepEqual(info.accessible_topology?.segments, { [TOPOLOGY_KEY]: 'node-ident-1' });
 });
 
+test('the socket is not world-writable: only root and its group may drive mounts', async () => {
+  const st = await fs.stat(h.socket);
+  assert.ok(st.isSocket());
+  assert.equal(st.mode & 0o007, 0, `socket mode ${(st.mode & 0o777).toString(8)}`);
+});
+
+test('one JSON log line per RPC with method, volume, status code and duration', async () => {
+  await h.client.deleteVolume({ volume_id: 'lv-log-line-ok' });
+  await h.client.validateVolumeCapabilities({ volume_id: 'lv-log-line-missing', volume_capabilities: [{ mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } }] }).catch(() => undefined);
+  type Line = { level?: string; msg?: string; method?: string; volume?: string; code?: string; durationMs?: unknown; error?: string };
+  const find = (volume: string): Line | undefined => h.log.split('\n').filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line).find((l) => l.msg === 'rpc' && l.volume === volume);
+  // The line is written before the answer; the pipe may deliver it a moment later.
+  for (let i = 0; i < 100 && find('lv-log-line-missing') === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+  const ok = find('lv-log-line-ok');
+  assert.ok(ok, 'no log line for DeleteVolume');
+  assert.match(ok.method ?? '', /DeleteVolume/);
+  assert.equal(ok.code, 'OK');
+  assert.equal(typeof ok.durationMs, 'number');
+  const failed = find('lv-log-line-missing');
+  assert.ok(failed, 'no log line for ValidateVolumeCapabilities');
+  assert.match(failed.method ?? '', /ValidateVolumeCapabilities/);
+  assert.equal(failed.code, 'NOT_FOUND');
+  assert.ok((failed.error ?? '').length > 0, 'a failed call logs its reason');
+});
+
 test('--driver-name renames the plugin and its topology key; --controller-expansion adds EXPAND_VOLUME', async () => {
   const other = await DriverHarness.start({ nodeId: 'node-ident-2', extraArgs: ['--driver-name', 'local.example.com', '--controller-expansion'] });
   try {

@@ -64,6 +64,31 @@ test('publish read-write and read-only: both show the same files, only the read-
   await h.client.deleteVolume({ volume_id: v.id });
 });
 
+test('the whole lifecycle on the topology NodeGetInfo reports, every call repeated three times', async () => {
+  const info = await h.client.nodeGetInfo();
+  const segments = info.accessible_topology?.segments ?? {};
+  const res = await h.client.createVolume({
+    name: 'sp-lifecycle', volume_capabilities: [fsCap()], capacity_range: { required_bytes: 16 * MiB },
+    accessibility_requirements: { requisite: [{ segments }], preferred: [{ segments }] },
+  });
+  const id = res.volume!.volume_id;
+  const context = res.volume!.volume_context;
+  const staging = h.stagingPath('lifecycle');
+  const target = h.targetPath('lifecycle');
+  for (let i = 0; i < 3; i++) await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: fsCap(), volume_context: context });
+  for (let i = 0; i < 3; i++) {
+    await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: fsCap(), volume_context: context });
+  }
+  const stats = await h.client.nodeGetVolumeStats({ volume_id: id, volume_path: target });
+  assert.ok(usage(stats, 'BYTES').total > 0);
+  assert.equal((await mountsAt(staging)).length, 1);
+  assert.equal((await mountsAt(target)).length, 1);
+  for (let i = 0; i < 3; i++) await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
+  for (let i = 0; i < 3; i++) await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
+  for (let i = 0; i < 3; i++) await h.client.deleteVolume({ volume_id: id });
+  assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
+});
+
 test('stage and publish are idempotent: repeating them adds no mount and no loop device', async () => {
   const v = await createVolume(h, 'sp-idem', 32 * MiB);
   const { staging, target } = await stageAndPublish(h, v.id, 'idem');
