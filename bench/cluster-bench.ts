@@ -44,10 +44,11 @@ function podObjects(count: number): unknown[] {
   return objs;
 }
 
-function scenario(nodes: number): Scenario {
+function scenario(nodes: number, provisioning: 'distributed' | 'central'): Scenario {
   const u = new UnmodelledFields();
   return {
-    name: `cluster-bench-${nodes}x${nodes * PODS_PER_NODE}`,
+    name: `cluster-bench-${nodes}x${nodes * PODS_PER_NODE}-${provisioning}`,
+    provisioning,
     description: '',
     file: 'bench/cluster-bench.ts',
     seed: 1,
@@ -70,9 +71,12 @@ async function main(): Promise<number> {
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   const rows: { nodes: number; r: RunResult }[] = [];
-  for (const nodes of sizes.length > 0 ? sizes : [2, 5, 10]) {
-    process.stderr.write(`cluster bench: ${nodes} nodes x ${nodes * PODS_PER_NODE} pods ...\n`);
-    const r = await runScenario(scenario(nodes), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}`) });
+  const plan: [number, 'distributed' | 'central'][] = (sizes.length > 0 ? sizes : [2, 5, 10]).map((n) => [n, 'distributed']);
+  // The largest size once more with one central provisioner, to compare.
+  plan.push([plan[plan.length - 1]![0], 'central']);
+  for (const [nodes, mode] of plan) {
+    process.stderr.write(`cluster bench: ${nodes} nodes x ${nodes * PODS_PER_NODE} pods, ${mode} provisioning ...\n`);
+    const r = await runScenario(scenario(nodes, mode), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}-${mode}`) });
     rows.push({ nodes, r });
     const running = r.pods.filter((p) => p.phase === 'Running').length;
     if (running !== r.pods.length || r.teardownProblems.length > 0) {
@@ -81,14 +85,15 @@ async function main(): Promise<number> {
     }
   }
   process.stdout.write('\ncluster bench (real lode drivers, 16Mi ext4 volume per pod, capacity tracking on)\n');
-  process.stdout.write(`${'nodes'.padEnd(6)}${'pods'.padEnd(6)}${'wall'.padEnd(9)}${'wall/pod'.padEnd(10)}${'virtual'.padEnd(9)}${'events'.padEnd(8)}${'events/s'.padEnd(10)}${'attempts'.padEnd(10)}peak RSS (bench process)\n`);
+  process.stdout.write(`${'mode'.padEnd(12)}${'nodes'.padEnd(6)}${'pods'.padEnd(6)}${'wall'.padEnd(9)}${'wall/pod'.padEnd(10)}${'virtual'.padEnd(9)}${'events'.padEnd(8)}${'events/s'.padEnd(10)}${'attempts'.padEnd(10)}peak RSS (bench process)\n`);
   for (const { nodes, r } of rows) {
     const m = r.metrics;
-    process.stdout.write(`${String(nodes).padEnd(6)}${String(r.pods.length).padEnd(6)}${`${(m.wallMs / 1000).toFixed(1)}s`.padEnd(9)}${`${(m.wallMs / r.pods.length).toFixed(0)}ms`.padEnd(10)}${formatDuration(m.settledVirtualMs).padEnd(9)}${String(m.events).padEnd(8)}${m.eventsPerWallSecond.toFixed(1).padEnd(10)}${String(m.totalSchedulingAttempts).padEnd(10)}${humanBytes(m.peakRssBytes)}\n`);
+    process.stdout.write(`${r.provisioning.padEnd(12)}${String(nodes).padEnd(6)}${String(r.pods.length).padEnd(6)}${`${(m.wallMs / 1000).toFixed(1)}s`.padEnd(9)}${`${(m.wallMs / r.pods.length).toFixed(0)}ms`.padEnd(10)}${formatDuration(m.settledVirtualMs).padEnd(9)}${String(m.events).padEnd(8)}${m.eventsPerWallSecond.toFixed(1).padEnd(10)}${String(m.totalSchedulingAttempts).padEnd(10)}${humanBytes(m.peakRssBytes)}\n`);
   }
-  const first = rows[0]!;
-  const last = rows[rows.length - 1]!;
-  if (rows.length > 1) {
+  const distributed = rows.filter((x) => x.r.provisioning === 'distributed');
+  const first = distributed[0]!;
+  const last = distributed[distributed.length - 1]!;
+  if (distributed.length > 1) {
     const ratio = (last.r.metrics.wallMs / last.nodes) / (first.r.metrics.wallMs / first.nodes);
     process.stdout.write(`scaling: wall time per node at ${last.nodes} nodes is ${ratio.toFixed(2)}x that at ${first.nodes} nodes (1.00 = linear)\n`);
   }

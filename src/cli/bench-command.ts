@@ -22,6 +22,8 @@ const USAGE = `usage: lode bench [SCENARIO ...] [flags]
 SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g. 01-capacity-on).
 
   --seed N          override the scenario's seed (same scenario + seed = same events)
+  --provisioning M  distributed (external-provisioner on every node, the default) or central (one for
+                    the cluster), overriding the scenario
   --work-dir DIR    where node pools, sockets and kubelet dirs go (default ${DEFAULT_WORK_ROOT}); a fresh
                     run-* directory is made inside it and removed at the end
   --json FILE       write the results as JSON to FILE ("-" = stdout, and no other output)
@@ -60,7 +62,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: argv,
       options: {
-        demo: { type: 'boolean' }, seed: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
+        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
         events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -78,7 +80,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     for (const d of readdirSync(SCENARIOS_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'common').map((e) => e.name).sort()) {
       for (const f of readdirSync(join(SCENARIOS_DIR, d)).filter((x) => x.endsWith('.yaml') && x.startsWith('scenario')).sort()) {
         const s = loadScenario(join(SCENARIOS_DIR, d, f));
-        process.stdout.write(`${join(d, f).padEnd(40)} ${s.description.split('\n')[0] ?? ''}\n`);
+        process.stdout.write(`${join(d, f).padEnd(46)} ${(s.description.split('. ')[0] ?? '').slice(0, 100)}\n`);
       }
     }
     return 0;
@@ -95,6 +97,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   const seed = values.seed === undefined ? undefined : Number(values.seed);
   if (seed !== undefined && !Number.isInteger(seed)) {
     process.stderr.write(`lode bench: --seed must be an integer\n`);
+    return 2;
+  }
+  const provisioning = values.provisioning;
+  if (provisioning !== undefined && provisioning !== 'distributed' && provisioning !== 'central') {
+    process.stderr.write(`lode bench: --provisioning must be distributed or central\n`);
     return 2;
   }
   const jsonToStdout = values.json === '-';
@@ -125,11 +132,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   try {
     for (const name of names) {
       const unmodelled = new UnmodelledFields();
-      const scenario = loadScenario(scenarioPath(name), unmodelled, { seed });
+      const scenario = loadScenario(scenarioPath(name), unmodelled, { ...(seed !== undefined ? { seed } : {}), ...(provisioning !== undefined ? { provisioning } : {}) });
       mkdirSync(workRoot, { recursive: true });
       const workDir = join(workRoot, `run-${process.pid}-${results.length}`);
       const progress = new Progress(process.stderr, process.stderr.isTTY === true && !jsonToStdout);
-      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}) ===`);
+      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning) ===`);
       if (scenario.description) say(scenario.description);
       if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
       const result = await runScenario(scenario, {

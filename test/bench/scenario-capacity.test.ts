@@ -67,3 +67,23 @@ describe('04 two claims, one fits', { skip: needsRoot }, () => {
     assert.equal(r.volumes.length, 1, 'the volume already made is not rolled back');
   });
 });
+
+describe('10 central provisioning (compare with 03)', { skip: needsRoot }, () => {
+  it('one central provisioner: the selected node is only preferred, losers get a volume elsewhere and follow it', async () => {
+    const r = await runBuiltIn('10-central-mode/scenario.yaml');
+    assert.equal(r.provisioning, 'central');
+    for (const i of [1, 2, 3]) assert.equal(podPhase(r, `app-${i}`), 'Running');
+    assert.equal(eventsOf(r, 'ProvisioningFailed').length, 0, 'ResourceExhausted on node-1 is absorbed by trying the next preferred node');
+    assert.ok(eventsOf(r, 'ProvisioningSucceeded').every((e) => e.source === 'lode.csi.dev_central'));
+    const mismatch = eventsOf(r, 'FailedScheduling').filter((e) => /node affinity doesn't match node "node-1"/.test(e.message));
+    assert.ok(mismatch.length >= 1, 'PreBind found the PV on another node');
+    for (const e of mismatch) {
+      const pod = e.name;
+      const claim = r.claims.find((c) => c.name === `default/${pod.replace('app-', 'data-')}`);
+      assert.equal(podNode(r, pod), claim?.node, `${pod} followed its volume`);
+      assert.notEqual(claim?.node, 'node-1');
+    }
+    assert.equal(r.pods.filter((p) => p.node === 'node-1').length, 1);
+    assert.ok(r.capacities.every((c) => c.name.startsWith('csisc-')));
+  });
+});

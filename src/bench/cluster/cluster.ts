@@ -18,6 +18,8 @@ import { StatefulSetController } from '../controllers/statefulset-controller.js'
 import { ExternalProvisioner } from '../controllers/external-provisioner.js';
 import { CapacityPublisher, CAPACITY_POLL_MS } from '../controllers/capacity-publisher.js';
 import { Kubelet } from '../controllers/kubelet.js';
+import { CentralProvisioner } from '../controllers/central-provisioner.js';
+import { CentralRouter } from '../controllers/central-router.js';
 import { NodeDriver } from '../nodes/node-driver.js';
 import { sweep } from '../nodes/sweep.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
@@ -27,12 +29,16 @@ import type { LoadedObject } from '../manifests/load-manifests.js';
 import type { AnyObject, Kind, KindMap } from '../api/kinds.js';
 import { parseQuantity } from '../api/quantity.js';
 
+/** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
+export type ProvisioningMode = 'distributed' | 'central';
+
 export interface ClusterOptions {
   /** Directory this run owns; removed on teardown. */
   workDir: string;
   seed: number;
   driverName?: string;
   capacityPollMs?: number;
+  provisioning?: ProvisioningMode;
   /** Told about each teardown action and problem. */
   log?: (line: string) => void;
 }
@@ -41,8 +47,11 @@ export interface ClusterOptions {
 export interface SimNode {
   name: string;
   driver: NodeDriver;
-  provisioner: ExternalProvisioner;
-  capacity: CapacityPublisher;
+  /** The driver's segment from NodeGetInfo. */
+  topology: Record<string, string>;
+  /** Node mode only. */
+  provisioner?: ExternalProvisioner;
+  capacity?: CapacityPublisher;
   kubelet: Kubelet;
 }
 
@@ -60,6 +69,9 @@ export class Cluster {
   private readonly staticVolumes = new Map<string, string>();
   private readonly log: (line: string) => void;
   private tornDown = false;
+  readonly mode: ProvisioningMode;
+  private readonly router: CentralRouter;
+  private readonly centralCapacity: CapacityPublisher | undefined;
 
   constructor(readonly opts: ClusterOptions) {
     this.store = new ObjectStore(this.clock);
@@ -79,6 +91,19 @@ export class Cluster {
     this.runtime.register(new ProtectionController(this.ctx));
     this.runtime.register(new GarbageCollector(this.ctx));
     this.runtime.register(new StatefulSetController(this.ctx));
+    this.mode = opts.provisioning ?? 'distributed';
+    this.router = new CentralRouter(this.metrics);
+    if (this.mode === 'central') {
+      const capacity = new CapacityPublisher(this.ctx, 'capacity', {
+        targets: () => this.router.segments().map((e) => ({ segment: e.segment, getCapacity: (req) => this.router.getCapacity(e, req, 10_000) })),
+        managedBy: 'external-provisioner',
+        pollMs: opts.capacityPollMs ?? CAPACITY_POLL_MS,
+      });
+      this.centralCapacity = capacity;
+      this.runtime.register(new CentralProvisioner(this.ctx, this.router, () => capacity.refresh()));
+      this.runtime.register(capacity);
+      capacity.start();
+    }
     this.runtime.onError((c, key, err) => {
       this.controllerErrors.push(`${c} ${key}: ${err instanceof Error ? err.message : String(err)}`);
     });
@@ -121,15 +146,30 @@ export class Cluster {
       return;
     }
     const driver = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnn) });
+    const kubelet = new Kubelet(this.ctx, driver);
+    await driver.start();
+    if (this.mode === 'central') {
+      const info = await driver.client.nodeGetInfo({});
+      const topology = { ...(info.accessible_topology?.segments ?? {}) };
+      this.nodes.set(name, { name, driver, topology, kubelet });
+      this.router.add({ node: name, segment: topology, driver });
+      // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
+      node.metadata!.labels = { ...node.metadata!.labels, ...topology };
+      this.store.create('Node', node);
+      this.runtime.register(kubelet);
+      this.centralCapacity?.refresh();
+      return;
+    }
     const capacityRef: { p?: CapacityPublisher } = {};
     const provisioner = new ExternalProvisioner(this.ctx, driver, { onCapacityChange: () => capacityRef.p?.refresh() });
-    const capacity = new CapacityPublisher(this.ctx, driver, { topology: () => provisioner.topology, pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS });
-    capacityRef.p = capacity;
-    const kubelet = new Kubelet(this.ctx, driver);
-    this.nodes.set(name, { name, driver, provisioner, capacity, kubelet });
-    await driver.start();
     await provisioner.init();
-    // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
+    const capacity = new CapacityPublisher(this.ctx, `capacity/${name}`, {
+      targets: () => [{ segment: provisioner.topology, getCapacity: (req) => driver.client.getCapacity(req, { timeoutMs: 10_000 }) }],
+      managedBy: `external-provisioner-${name}`,
+      pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS,
+    });
+    capacityRef.p = capacity;
+    this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet });
     node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
     this.store.create('Node', node);
     this.runtime.register(provisioner);
@@ -157,7 +197,7 @@ export class Cluster {
       name: pv.metadata?.name ?? '', capacity_range: { required_bytes: String(size) },
       parameters: { ...(pv.spec.csi.volumeAttributes ?? {}) },
       volume_capabilities: [{ mount: { fs_type: pv.spec.csi.fsType ?? 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } }],
-      accessibility_requirements: { requisite: [{ segments: node.provisioner.topology }], preferred: [{ segments: node.provisioner.topology }] },
+      accessibility_requirements: { requisite: [{ segments: node.topology }], preferred: [{ segments: node.topology }] },
     });
     pv.spec.csi.volumeHandle = r.volume?.volume_id ?? pv.spec.csi.volumeHandle;
     this.staticVolumes.set(pv.metadata?.name ?? '', node.name);
@@ -186,7 +226,8 @@ export class Cluster {
   async restartDriver(name: string): Promise<{ ok: number; lost: string[] }> {
     const n = this.node(name);
     await n.driver.start();
-    n.capacity.refresh();
+    n.capacity?.refresh();
+    this.centralCapacity?.refresh();
     const result = await n.kubelet.verifyData();
     if (result.lost.length > 0) {
       for (const l of result.lost) this.events.record(`kubelet/${name}`, { kind: 'Node', metadata: { name } }, 'Warning', 'VolumeDataLost', `data written to ${l} is gone after the driver restart`);
@@ -206,8 +247,8 @@ export class Cluster {
     this.tornDown = true;
     const problems: string[] = [];
     for (const n of this.nodes.values()) {
-      this.runtime.unregister(n.provisioner);
-      this.runtime.unregister(n.capacity);
+      if (n.provisioner) this.runtime.unregister(n.provisioner);
+      if (n.capacity) this.runtime.unregister(n.capacity);
       this.runtime.unregister(n.kubelet);
       if (!n.driver.running) {
         try {

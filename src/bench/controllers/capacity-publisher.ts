@@ -1,17 +1,25 @@
-// external-provisioner's capacity tracking in node mode: GetCapacity per storage class for this node's segment, kept as CSIStorageCapacity objects.
+// external-provisioner's capacity tracking: GetCapacity per storage class and topology segment, kept as CSIStorageCapacity objects.
 import type { V1CSIStorageCapacity, V1StorageClass } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
-import type { NodeDriver } from '../nodes/node-driver.js';
+import type { GetCapacityRequest, GetCapacityResponse__Output } from '../../csi/types.js';
 import { LABEL_CAPACITY_DRIVER, LABEL_CAPACITY_MANAGED_BY } from '../api/annotations.js';
 import { formatBytesQuantity } from '../api/quantity.js';
 
 /** --capacity-poll-interval default. */
 export const CAPACITY_POLL_MS = 60_000;
 
+/** One topology segment and how to ask its driver. */
+export interface CapacityTarget {
+  segment: Record<string, string>;
+  getCapacity(req: GetCapacityRequest): Promise<GetCapacityResponse__Output>;
+}
+
 export interface CapacityPublisherOptions {
-  /** This node's segment, from NodeGetInfo. */
-  topology: () => Record<string, string>;
+  /** Node mode: this node's segment (from NodeGetInfo); central: one per node's segment. */
+  targets: () => CapacityTarget[];
+  /** Value of the managed-by label: `external-provisioner-<node>` in node mode, `external-provisioner` centrally. */
+  managedBy: string;
   pollMs?: number;
   /** --capacity-for-immediate-binding (default false). */
   immediateClasses?: boolean;
@@ -21,9 +29,9 @@ export class CapacityPublisher extends Controller {
   private readonly managedBy: string;
   private pollTimer: number | undefined;
 
-  constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver, private readonly opts: CapacityPublisherOptions) {
-    super(`capacity/${driver.nodeName}`, ctx.clock);
-    this.managedBy = `external-provisioner-${driver.nodeName}`;
+  constructor(private readonly ctx: BenchContext, name: string, private readonly opts: CapacityPublisherOptions) {
+    super(name, ctx.clock);
+    this.managedBy = opts.managedBy;
     ctx.store.watch('StorageClass', () => this.enqueue('refresh'));
   }
 
@@ -60,44 +68,46 @@ export class CapacityPublisher extends Controller {
   }
 
   async reconcile(): Promise<void> {
-    const segment = this.opts.topology();
     const existing = this.mine();
     const wanted = new Set<string>();
-    for (const sc of this.classes()) {
-      const className = sc.metadata?.name ?? '';
-      wanted.add(className);
-      let capacity: string;
-      let maximum: string | undefined;
-      try {
-        this.ctx.metrics.countDriverCall('GetCapacity');
-        // Parameters go unfiltered and without capabilities, as the sidecar sends them.
-        const r = await this.driver.client.getCapacity({ parameters: sc.parameters ?? {}, volume_capabilities: [], accessible_topology: { segments: segment } }, { timeoutMs: 10_000 });
-        capacity = formatBytesQuantity(Number(r.available_capacity ?? 0));
-        maximum = r.maximum_volume_size?.value !== undefined ? formatBytesQuantity(Number(r.maximum_volume_size.value)) : undefined;
-      } catch {
-        continue; // driver down: keep the last object, as the sidecar does
-      }
-      const obj = existing.find((c) => c.storageClassName === className);
-      if (obj === undefined) {
-        this.ctx.store.create('CSIStorageCapacity', {
-          apiVersion: 'storage.k8s.io/v1',
-          kind: 'CSIStorageCapacity',
-          metadata: { generateName: 'csisc-', namespace: this.ctx.systemNamespace, labels: { [LABEL_CAPACITY_DRIVER]: this.ctx.driverName, [LABEL_CAPACITY_MANAGED_BY]: this.managedBy } },
-          storageClassName: className,
-          nodeTopology: { matchLabels: { ...segment } },
-          capacity,
-          ...(maximum !== undefined ? { maximumVolumeSize: maximum } : {}),
-        });
-      } else if (obj.capacity !== capacity || obj.maximumVolumeSize !== maximum) {
-        this.ctx.store.modify('CSIStorageCapacity', obj.metadata?.name ?? '', obj.metadata?.namespace, (o) => {
-          o.capacity = capacity;
-          if (maximum === undefined) delete o.maximumVolumeSize;
-          else o.maximumVolumeSize = maximum;
-        });
+    const sameSegment = (c: V1CSIStorageCapacity, seg: Record<string, string>): boolean => JSON.stringify(c.nodeTopology?.matchLabels ?? {}) === JSON.stringify(seg);
+    for (const target of this.opts.targets()) {
+      for (const sc of this.classes()) {
+        const className = sc.metadata?.name ?? '';
+        wanted.add(`${className}|${JSON.stringify(target.segment)}`);
+        let capacity: string;
+        let maximum: string | undefined;
+        try {
+          this.ctx.metrics.countDriverCall('GetCapacity');
+          // Parameters go unfiltered and without capabilities, as the sidecar sends them.
+          const r = await target.getCapacity({ parameters: sc.parameters ?? {}, volume_capabilities: [], accessible_topology: { segments: target.segment } });
+          capacity = formatBytesQuantity(Number(r.available_capacity ?? 0));
+          maximum = r.maximum_volume_size?.value !== undefined ? formatBytesQuantity(Number(r.maximum_volume_size.value)) : undefined;
+        } catch {
+          continue; // driver down: keep the last object, as the sidecar does
+        }
+        const obj = existing.find((c) => c.storageClassName === className && sameSegment(c, target.segment));
+        if (obj === undefined) {
+          this.ctx.store.create('CSIStorageCapacity', {
+            apiVersion: 'storage.k8s.io/v1',
+            kind: 'CSIStorageCapacity',
+            metadata: { generateName: 'csisc-', namespace: this.ctx.systemNamespace, labels: { [LABEL_CAPACITY_DRIVER]: this.ctx.driverName, [LABEL_CAPACITY_MANAGED_BY]: this.managedBy } },
+            storageClassName: className,
+            nodeTopology: { matchLabels: { ...target.segment } },
+            capacity,
+            ...(maximum !== undefined ? { maximumVolumeSize: maximum } : {}),
+          });
+        } else if (obj.capacity !== capacity || obj.maximumVolumeSize !== maximum) {
+          this.ctx.store.modify('CSIStorageCapacity', obj.metadata?.name ?? '', obj.metadata?.namespace, (o) => {
+            o.capacity = capacity;
+            if (maximum === undefined) delete o.maximumVolumeSize;
+            else o.maximumVolumeSize = maximum;
+          });
+        }
       }
     }
     for (const c of existing) {
-      if (!wanted.has(c.storageClassName)) this.ctx.store.delete('CSIStorageCapacity', c.metadata?.name ?? '', c.metadata?.namespace);
+      if (!wanted.has(`${c.storageClassName}|${JSON.stringify(c.nodeTopology?.matchLabels ?? {})}`)) this.ctx.store.delete('CSIStorageCapacity', c.metadata?.name ?? '', c.metadata?.namespace);
     }
   }
 }

@@ -1,15 +1,13 @@
 // external-provisioner in node-deployment mode (one per node, NODE_NAME = that node): CreateVolume/DeleteVolume against the local driver.
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { NodeDriver } from '../nodes/node-driver.js';
 import type { CreateVolumeRequest, Topology } from '../../csi/types.js';
-import {
-  ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER,
-} from '../api/annotations.js';
+import { ANN_SELECTED_NODE } from '../api/annotations.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { capabilitiesFor, claimToProvision, createParameters, isDeletable, pvForVolume, pvNameFor, removeDeletedPv } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
 import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
 import { grpcCode } from '../../csi/client.js';
@@ -80,23 +78,8 @@ export class ExternalProvisioner extends Controller {
     else await this.syncVolume(key);
   }
 
-  private claimFor(key: string): { pvc: V1PersistentVolumeClaim; sc: V1StorageClass } | undefined {
-    const { namespace, name } = splitKey(key);
-    const pvc = this.ctx.store.get('PersistentVolumeClaim', name, namespace);
-    if (pvc === undefined || pvc.metadata?.deletionTimestamp || (pvc.spec?.volumeName ?? '') !== '') return undefined;
-    const ann = pvc.metadata?.annotations ?? {};
-    if (ann[ANN_STORAGE_PROVISIONER] !== this.ctx.driverName && ann[ANN_BETA_STORAGE_PROVISIONER] !== this.ctx.driverName) return undefined;
-    const sc = this.ctx.store.get('StorageClass', pvc.spec?.storageClassName ?? '');
-    if (sc === undefined || sc.provisioner !== this.ctx.driverName) return undefined;
-    return { pvc, sc };
-  }
-
-  private pvName(pvc: V1PersistentVolumeClaim): string {
-    return `pvc-${pvc.metadata?.uid}`;
-  }
-
   private async syncClaim(key: string): Promise<void> {
-    const c = this.claimFor(key);
+    const c = claimToProvision(this.ctx, key);
     if (c === undefined) return;
     const { pvc, sc } = c;
     const selected = pvc.metadata?.annotations?.[ANN_SELECTED_NODE] ?? '';
@@ -106,7 +89,7 @@ export class ExternalProvisioner extends Controller {
       return;
     }
     if (selected !== this.driver.nodeName) return;
-    if (this.ctx.store.get('PersistentVolume', this.pvName(pvc)) !== undefined) return;
+    if (this.ctx.store.get('PersistentVolume', pvNameFor(pvc)) !== undefined) return;
     await this.provision(key, pvc, sc);
   }
 
@@ -118,36 +101,16 @@ export class ExternalProvisioner extends Controller {
     this.enqueueAfter(`own:${key}`, delay);
   }
 
-  private capabilities(pvc: V1PersistentVolumeClaim, sc: V1StorageClass): CreateVolumeRequest['volume_capabilities'] {
-    const fsType = this.fsType(sc);
-    const modes = pvc.spec?.accessModes ?? ['ReadWriteOnce'];
-    return modes.map((m) => ({
-      mount: { fs_type: fsType, mount_flags: sc.mountOptions ?? [] },
-      access_mode: { mode: m === 'ReadWriteOncePod' ? 'SINGLE_NODE_SINGLE_WRITER' : m === 'ReadOnlyMany' ? 'MULTI_NODE_READER_ONLY' : m === 'ReadWriteMany' ? 'MULTI_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER' },
-    }));
-  }
-
-  private fsType(sc: V1StorageClass): string {
-    const p = sc.parameters ?? {};
-    return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
-  }
-
-  private createParameters(sc: V1StorageClass): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(sc.parameters ?? {})) if (!k.startsWith('csi.storage.k8s.io/')) out[k] = v;
-    return out;
-  }
-
   /** becomeOwner: check the local pool can hold the claim, then write selected-node = this node. */
   private async becomeOwner(key: string): Promise<void> {
-    const c = this.claimFor(key);
+    const c = claimToProvision(this.ctx, key);
     if (c === undefined || c.pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) return;
     const topology: Topology = { segments: this.segments };
     const request = requestedBytes(c.pvc) ?? 0;
     let fits = true;
     try {
       this.ctx.metrics.countDriverCall('GetCapacity');
-      const r = await this.driver.client.getCapacity({ parameters: c.sc.parameters ?? {}, volume_capabilities: this.capabilities(c.pvc, c.sc), accessible_topology: topology }, { timeoutMs: CALL_TIMEOUT_MS });
+      const r = await this.driver.client.getCapacity({ parameters: c.sc.parameters ?? {}, volume_capabilities: capabilitiesFor(c.pvc, c.sc), accessible_topology: topology }, { timeoutMs: CALL_TIMEOUT_MS });
       fits = request <= Number(r.available_capacity ?? 0);
     } catch {
       fits = true; // upstream takes the claim when the check itself fails
@@ -171,14 +134,14 @@ export class ExternalProvisioner extends Controller {
   }
 
   private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass): Promise<void> {
-    const pvName = this.pvName(pvc);
+    const pvName = pvNameFor(pvc);
     const request = requestedBytes(pvc) ?? 0;
     this.ctx.events.record(this.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
     const req: CreateVolumeRequest = {
       name: pvName,
       capacity_range: { required_bytes: String(request) },
-      parameters: this.createParameters(sc),
-      volume_capabilities: this.capabilities(pvc, sc),
+      parameters: createParameters(sc),
+      volume_capabilities: capabilitiesFor(pvc, sc),
     };
     if (this.accessibility) {
       // In node mode the only topology known is the local node's: requisite = preferred = it.
@@ -200,25 +163,7 @@ export class ExternalProvisioner extends Controller {
       return;
     }
     const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : request;
-    const terms = (volume.accessible_topology ?? []).map((t) => ({
-      matchExpressions: Object.entries(t.segments ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => ({ key: k, operator: 'In', values: [v] })),
-    }));
-    const pv: V1PersistentVolume = {
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: { name: pvName, annotations: { [ANN_PROVISIONED_BY]: this.ctx.driverName }, finalizers: [FINALIZER_PROVISIONER] },
-      spec: {
-        capacity: { storage: formatBytesQuantity(capacityBytes) },
-        accessModes: [...(pvc.spec?.accessModes ?? ['ReadWriteOnce'])],
-        volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
-        persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
-        storageClassName: sc.metadata?.name,
-        mountOptions: sc.mountOptions,
-        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
-        csi: { driver: this.ctx.driverName, volumeHandle: volume.volume_id, fsType: this.fsType(sc), volumeAttributes: { ...(volume.volume_context ?? {}) } },
-        ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
-      },
-    };
+    const pv = pvForVolume(this.ctx, pvc, sc, volume, capacityBytes);
     this.ctx.store.create('PersistentVolume', pv);
     this.failures.delete(key);
     this.ctx.metrics.volumesProvisioned++;
@@ -248,9 +193,7 @@ export class ExternalProvisioner extends Controller {
   /** Delete in node mode: only Released PVs this driver made whose node affinity matches this node. */
   private async syncVolume(name: string): Promise<void> {
     const pv = this.ctx.store.get('PersistentVolume', name);
-    if (pv === undefined || pv.metadata?.annotations?.[ANN_PROVISIONED_BY] !== this.ctx.driverName) return;
-    if (pv.status?.phase !== 'Released' || (pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete') !== 'Delete') return;
-    if (!(pv.metadata?.finalizers ?? []).includes(FINALIZER_PROVISIONER)) return;
+    if (!isDeletable(this.ctx, pv)) return;
     const required = pv.spec?.nodeAffinity?.required;
     const me = { metadata: { name: this.driver.nodeName, labels: this.segments } };
     if (required !== undefined && !nodeSelectorMatches(required, me)) return;
@@ -267,10 +210,7 @@ export class ExternalProvisioner extends Controller {
     }
     this.failures.delete(`pv/${name}`);
     this.ctx.metrics.volumesDeleted++;
-    this.ctx.store.delete('PersistentVolume', name);
-    this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
-      o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PROVISIONER);
-    });
+    removeDeletedPv(this.ctx, name);
     this.opts.onCapacityChange();
   }
 }

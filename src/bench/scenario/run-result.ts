@@ -76,6 +76,7 @@ export interface MarkSnapshot {
 
 export interface RunResult {
   scenario: string;
+  provisioning: 'distributed' | 'central';
   seed: number;
   pods: PodRow[];
   claims: ClaimRow[];

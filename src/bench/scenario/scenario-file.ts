@@ -30,6 +30,8 @@ export interface Scenario {
   file: string;
   seed: number;
   capacityPollMs: number;
+  /** external-provisioner per node (default) or one central instance. */
+  provisioning: 'distributed' | 'central';
   steps: Step[];
 }
 
@@ -48,7 +50,7 @@ function strings(v: unknown, where: string): string[] {
 }
 
 /** Reads a scenario file; manifests it names are resolved relative to it and loaded now, so errors come before any driver starts. */
-export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number } = {}): Scenario {
+export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: 'distributed' | 'central' } = {}): Scenario {
   const path = resolve(file);
   const dir = dirname(path);
   let doc: unknown;
@@ -65,8 +67,11 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   const rawSteps = doc.steps ?? [];
   if (!Array.isArray(rawSteps)) throw new ManifestError(`${path}: steps: expected a list`);
   rawSteps.forEach((raw, i) => steps.push(parseStep(raw, `${path}: steps[${i}]`, dir, unmodelled)));
+  const provisioning = overrides.provisioning ?? doc.provisioning ?? 'distributed';
+  if (provisioning !== 'distributed' && provisioning !== 'central') throw new ManifestError(`${path}: provisioning: must be distributed or central, not ${JSON.stringify(provisioning)}`);
   return {
     name,
+    provisioning,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),

@@ -120,7 +120,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const started = Date.now();
   let peakRss = process.memoryUsage().rss;
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
-  const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs });
+  const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning });
   cluster.runtime.signal = opts.signal;
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
@@ -189,7 +189,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     for (const p of n.driver.pools) {
       let free = NaN;
       try {
-        const r = await n.driver.client.getCapacity({ parameters: { pool: p.name }, volume_capabilities: [], accessible_topology: { segments: n.provisioner.topology } });
+        const r = await n.driver.client.getCapacity({ parameters: { pool: p.name }, volume_capabilities: [], accessible_topology: { segments: n.topology } });
         free = Number(r.available_capacity ?? 0);
       } catch { /* driver down at the end: unknown */ }
       pools.push({ node: n.name, pool: p.name, capacityBytes: p.sizeBytes, allocatedBytes: Number.isNaN(free) ? NaN : p.sizeBytes - free, freeBytes: free });
@@ -199,6 +199,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
   const stuck = pods.filter((p) => p.phase !== 'Running').map((p) => ({ pod: p.name, reason: p.reason }));
   return {
     scenario: scenario.name,
+    provisioning: scenario.provisioning,
     seed: cluster.opts.seed,
     pods, claims, volumes, pools, capacities,
     events: cluster.events.events,

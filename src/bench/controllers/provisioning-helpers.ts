@@ -1,0 +1,84 @@
+// What the node-mode and central external-provisioners share: which claims to act on, the CreateVolume request, the PV built from its answer.
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { BenchContext } from '../runtime/context.js';
+import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
+import { splitKey } from '../api/kinds.js';
+import { formatBytesQuantity } from '../api/quantity.js';
+
+/** The claim behind a queue key if this driver's provisioner should act on it: unbound, annotated for this driver, class of this driver. */
+export function claimToProvision(ctx: BenchContext, key: string): { pvc: V1PersistentVolumeClaim; sc: V1StorageClass } | undefined {
+  const { namespace, name } = splitKey(key);
+  const pvc = ctx.store.get('PersistentVolumeClaim', name, namespace);
+  if (pvc === undefined || pvc.metadata?.deletionTimestamp || (pvc.spec?.volumeName ?? '') !== '') return undefined;
+  const ann = pvc.metadata?.annotations ?? {};
+  if (ann[ANN_STORAGE_PROVISIONER] !== ctx.driverName && ann[ANN_BETA_STORAGE_PROVISIONER] !== ctx.driverName) return undefined;
+  const sc = ctx.store.get('StorageClass', pvc.spec?.storageClassName ?? '');
+  if (sc === undefined || sc.provisioner !== ctx.driverName) return undefined;
+  return { pvc, sc };
+}
+
+/** PV name: `pvc-<claim uid>` (--volume-name-prefix default). */
+export function pvNameFor(pvc: V1PersistentVolumeClaim): string {
+  return `pvc-${pvc.metadata?.uid}`;
+}
+
+export function fsTypeOf(sc: V1StorageClass): string {
+  const p = sc.parameters ?? {};
+  return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
+}
+
+/** One VolumeCapability per access mode of the claim. */
+export function capabilitiesFor(pvc: V1PersistentVolumeClaim, sc: V1StorageClass): CreateVolumeRequest['volume_capabilities'] {
+  const fsType = fsTypeOf(sc);
+  const modes = pvc.spec?.accessModes ?? ['ReadWriteOnce'];
+  return modes.map((m) => ({
+    mount: { fs_type: fsType, mount_flags: sc.mountOptions ?? [] },
+    access_mode: { mode: m === 'ReadWriteOncePod' ? 'SINGLE_NODE_SINGLE_WRITER' : m === 'ReadOnlyMany' ? 'MULTI_NODE_READER_ONLY' : m === 'ReadWriteMany' ? 'MULTI_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER' },
+  }));
+}
+
+/** Class parameters without the `csi.storage.k8s.io/` keys, which are the sidecar's. */
+export function createParameters(sc: V1StorageClass): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(sc.parameters ?? {})) if (!k.startsWith('csi.storage.k8s.io/')) out[k] = v;
+  return out;
+}
+
+/** The PV for a created volume: claimRef, provisioned-by, finalizer, class fields, node affinity from accessible_topology. */
+export function pvForVolume(ctx: BenchContext, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, volume: Volume__Output, capacityBytes: number): V1PersistentVolume {
+  const terms = (volume.accessible_topology ?? []).map((t) => ({
+    matchExpressions: Object.entries(t.segments ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => ({ key: k, operator: 'In', values: [v] })),
+  }));
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: pvNameFor(pvc), annotations: { [ANN_PROVISIONED_BY]: ctx.driverName }, finalizers: [FINALIZER_PROVISIONER] },
+    spec: {
+      capacity: { storage: formatBytesQuantity(capacityBytes) },
+      accessModes: [...(pvc.spec?.accessModes ?? ['ReadWriteOnce'])],
+      volumeMode: pvc.spec?.volumeMode ?? 'Filesystem',
+      persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
+      storageClassName: sc.metadata?.name,
+      mountOptions: sc.mountOptions,
+      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
+      csi: { driver: ctx.driverName, volumeHandle: volume.volume_id, fsType: fsTypeOf(sc), volumeAttributes: { ...(volume.volume_context ?? {}) } },
+      ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
+    },
+  };
+}
+
+/** Marks a Released PV of this driver whose reclaim policy is Delete and which still carries the provisioner's finalizer. */
+export function isDeletable(ctx: BenchContext, pv: V1PersistentVolume | undefined): pv is V1PersistentVolume {
+  if (pv === undefined || pv.metadata?.annotations?.[ANN_PROVISIONED_BY] !== ctx.driverName) return false;
+  if (pv.status?.phase !== 'Released' || (pv.spec?.persistentVolumeReclaimPolicy ?? 'Delete') !== 'Delete') return false;
+  return (pv.metadata?.finalizers ?? []).includes(FINALIZER_PROVISIONER);
+}
+
+/** After DeleteVolume: delete the PV object and drop the provisioner's finalizer. */
+export function removeDeletedPv(ctx: BenchContext, name: string): void {
+  ctx.store.delete('PersistentVolume', name);
+  ctx.store.modify('PersistentVolume', name, undefined, (o) => {
+    o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PROVISIONER);
+  });
+}
