@@ -7,7 +7,8 @@ import { detachLoop } from '../../src/sys/loop.js';
 import { run } from '../../src/sys/exec.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import {
-  available, createVolume, diskState, exists, fileHash, fsCap, MiB, mountsAt, rawCap, stageAndPublish, teardown, usage, writeRandomFile,
+  available, createVolume, diskState, exists, expectCode, fileHash, fsCap, MiB, mountsAt, rawCap, stageAndPublish, status, teardown, usage,
+  writeRandomFile,
 } from './support.js';
 
 let h: DriverHarness;
@@ -131,5 +132,40 @@ test('after a reboot-like loss, kubelet\'s teardown of stale paths succeeds and 
   await h.client.deleteVolume({ volume_id: w.id });
   assert.deepEqual((await listed()).has(w.id), false);
   assert.deepEqual((await diskState(h)).files, []);
+  assert.equal(await available(h), 512 * MiB);
+});
+
+test('after a reboot-like loss, publishing without staging again is FAILED_PRECONDITION, and an inline volume is mounted again with its data', async () => {
+  const v = await createVolume(h, 'rb-order', 16 * MiB);
+  const p = await stageAndPublish(h, v.id, 'rb-order');
+  const inlineId = 'csi-' + 'ab'.repeat(32);
+  const inlineTarget = h.targetPath('rb-inline');
+  const inline = () => h.client.nodePublishVolume({
+    volume_id: inlineId, target_path: inlineTarget, volume_capability: fsCap(),
+    volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' },
+  });
+  await inline();
+  const hash = await writeRandomFile(path.join(inlineTarget, 'scratch'), MiB);
+  const free = await available(h);
+  await simulateReboot();
+
+  await expectCode(
+    h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: p.staging, target_path: p.target, volume_capability: fsCap() }),
+    status.FAILED_PRECONDITION, 'publish before the lost staging mount is restored',
+  );
+  assert.deepEqual(await mountsAt(p.target), [], 'nothing was bound from an empty staging directory');
+  await stageAndPublish(h, v.id, 'rb-order');
+  assert.equal((await mountsAt(p.target)).length, 1);
+
+  // kubelet publishes the inline volume again after the reboot: same volume, same data, no new space.
+  await inline();
+  assert.equal((await mountsAt(inlineTarget)).length, 1);
+  assert.equal(await fileHash(path.join(inlineTarget, 'scratch')), hash);
+  assert.equal(await available(h), free);
+  assert.ok(!(await listed()).has(inlineId), 'still not listed');
+
+  await h.client.nodeUnpublishVolume({ volume_id: inlineId, target_path: inlineTarget });
+  await teardown(h, v.id, 'rb-order');
+  assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
   assert.equal(await available(h), 512 * MiB);
 });
