@@ -52,3 +52,20 @@ spec:
     assert.equal(parseQuantity('1e3'), 1000);
   });
 });
+
+describe('a chart-rendered StatefulSet', () => {
+  it('loads without edits; what the bench ignores is listed', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { fileURLToPath } = await import('node:url');
+    const file = fileURLToPath(new URL('../../../test/bench/fixtures/chart-statefulset.yaml', import.meta.url));
+    const u = new UnmodelledFields();
+    const objs = parseManifests(readFileSync(file, 'utf8'), 'chart.yaml', u);
+    assert.equal(objs.length, 1);
+    assert.equal(objs[0]!.kind, 'StatefulSet');
+    const paths = u.list().map((l) => l.split(' ')[0]);
+    for (const p of ['StatefulSet.spec.template.spec.containers[].livenessProbe', 'StatefulSet.spec.template.spec.affinity.podAntiAffinity', 'StatefulSet.spec.updateStrategy', 'StatefulSet.spec.template.spec.volumes[].emptyDir']) {
+      assert.ok(paths.includes(p), `${p} reported`);
+    }
+    assert.ok(!paths.some((p) => p?.includes('resources') || p?.includes('volumeClaimTemplates')), 'modelled fields are not reported');
+  });
+});

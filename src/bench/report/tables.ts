@@ -5,7 +5,7 @@ import { humanBytes } from '../api/quantity.js';
 import { formatDuration } from '../clock/virtual-clock.js';
 
 function table(head: string[], rows: string[][]): string {
-  const t = new Table({ head, style: { head: [], border: [] } });
+  const t = new Table({ head, style: { head: [], border: [], compact: true } });
   for (const r of rows) t.push(r);
   return t.toString();
 }
