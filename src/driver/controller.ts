@@ -4,6 +4,7 @@ import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../ge
 import { formatSize } from '../pool/sizes.js';
 import { findMount } from '../sys/mounts.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
+import type { Pool } from '../pool/pool.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
@@ -127,7 +128,7 @@ export function controllerService(ctx: DriverContext) {
       const r = catalog.get(id);
       if (!r) return {}; // deleting what is gone is success (idempotency)
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it goes away with NodeUnpublishVolume`);
-      const holders = await holdersOf(r);
+      const holders = await holdersOf(r, catalog.pool(r.pool));
       if (holders.length > 0) throw failedPrecondition(`volume ${id} is in use: ${holders.join(', ')}`);
       await catalog.destroy(r);
       return {};
@@ -222,10 +223,16 @@ export function controllerService(ctx: DriverContext) {
   };
 }
 
-/** Mounts that still use the volume, by the kernel's mount table (records can be stale after a reboot). */
-export async function holdersOf(r: VolumeRecord): Promise<string[]> {
+/**
+ * What still uses the volume, by the kernel's state (records can be stale after a reboot): its
+ * mounts, and for a staged raw block volume, whose staging path holds no mount, its attached device.
+ */
+export async function holdersOf(r: VolumeRecord, pool: Pool): Promise<string[]> {
   const paths = [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
   const held: string[] = [];
   for (const p of paths) if (await findMount(p)) held.push(p);
+  if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await pool.device(r)) !== undefined) {
+    held.push(r.staging);
+  }
   return held;
 }

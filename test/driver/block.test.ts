@@ -137,11 +137,15 @@ test('block and filesystem access do not mix', async () => {
   assert.deepEqual(await h.poolFiles(), []);
 });
 
-test('DeleteVolume refuses a block volume that is still published', async () => {
+test('DeleteVolume refuses a block volume that is still staged or published', async () => {
   const v = await createVolume(h, 'blk-busy', 16 * MiB, { cap: rawCap() });
   const staging = h.stagingPath('blk-busy');
   const target = h.targetPath('blk-busy');
   await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  // Staged raw block has no mount to find, only its attached device: that is in use too.
+  await expectCode(h.client.deleteVolume({ volume_id: v.id }), status.FAILED_PRECONDITION, 'delete while staged');
+  assert.equal((await h.loops()).length, 1, 'the staged device is still attached');
+  assert.equal((await h.poolFiles()).length, 2);
   await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
   await expectCode(h.client.deleteVolume({ volume_id: v.id }), status.FAILED_PRECONDITION, 'delete while published');
   assert.ok((await fs.stat(target)).isBlockDevice());
