@@ -242,7 +242,8 @@ export class Kubelet extends Controller {
     });
     if (ok !== undefined) {
       const sizes = [...mine.values()].map((m) => `${m.volumeName}=${humanBytes(m.fsBytes)}${m.earlier !== undefined ? `, data of ${m.earlier} found` : ''}`).join('; ');
-      this.ctx.events.record(this.source, pod, 'Normal', 'Started', `Started: ${mine.size} volume(s) mounted, written, read back${sizes ? ` (${sizes})` : ''}`);
+      const what = mine.size === 0 ? 'no CSI volumes to mount' : `${mine.size} volume(s) mounted, written, read back (${sizes})`;
+      this.ctx.events.record(this.source, pod, 'Normal', 'Started', `Started: ${what}`);
     }
   }
 

@@ -6,7 +6,6 @@ export class Progress {
   private timer: NodeJS.Timeout | undefined;
   private cluster: Cluster | undefined;
   private step = '';
-  private lastPlain = '';
 
   constructor(private readonly out: NodeJS.WriteStream, private readonly tty: boolean) {}
 
@@ -30,14 +29,6 @@ export class Progress {
     const pvcs = c.store.list('PersistentVolumeClaim');
     const bound = pvcs.filter((p) => p.status?.phase === 'Bound').length;
     return `[+${formatDuration(c.clock.now())}] pods ${running} running / ${scheduled} scheduled / ${pods.length}; pvcs ${bound} bound / ${pvcs.length}; volumes ${c.store.count('PersistentVolume')}; events ${c.events.events.length} | ${this.step}`;
-  }
-
-  /** A plain status line (non-TTY), only when it changed. */
-  line(): void {
-    if (this.tty) return;
-    const s = this.status();
-    if (s !== this.lastPlain) this.out.write(s + '\n');
-    this.lastPlain = s;
   }
 
   private draw(): void {
