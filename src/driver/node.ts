@@ -302,7 +302,9 @@ export function nodeService(ctx: DriverContext) {
       await removeTarget(target);
       if (pub?.device) await pool.detachDevice(pub.device);
       if (r.ephemeral) {
-        await catalog.destroy(r);
+        // Only unpublishing its own target ends an inline volume: a call naming another path
+        // must not delete the image under the pod that still has it mounted.
+        if (pub) await catalog.destroy(r);
         return {};
       }
       if (pub) {

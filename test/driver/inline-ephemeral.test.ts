@@ -61,7 +61,11 @@ test('publish creates, formats and mounts a volume of the asked size; unpublish 
   await expectCode(h.client.controllerExpandVolume({ volume_id: id, capacity_range: { required_bytes: 64 * MiB } }), status.FAILED_PRECONDITION, 'expanding an inline volume');
   await expectCode(publishInline(id, target, { size: '32Mi' }, { readonly: true }), status.ALREADY_EXISTS, 'same target, now read-only');
   await expectCode(publishInline(id, h.targetPath('inline-a-2'), { size: '32Mi' }), status.FAILED_PRECONDITION, 'same id at another target');
+  // Unpublishing the id at a path where it is not published ends nothing: the pod still has it mounted.
+  await h.client.nodeUnpublishVolume({ volume_id: id, target_path: h.targetPath('inline-a-2') });
   assert.deepEqual(await diskState(h), state);
+  assert.equal(await fs.readFile(path.join(target, 'scratch'), 'utf8'), 'pod data');
+  assert.equal(await available(h), POOL_SIZE - 32 * MiB, 'the space is still taken');
 
   await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
   assert.equal(await exists(target), false);
