@@ -3,7 +3,7 @@ import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
 import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
-import { attachLoop, detachLoop, loopDevicesFor, refreshLoopCapacity } from '../sys/loop.js';
+import { attachNewLoop, backingFileOf, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
 import { RECORD_SUFFIX } from './record-store.js';
 import type { Pool, PoolConfig } from './pool.js';
@@ -21,6 +21,14 @@ export class LoopPool implements Pool {
   /** For pools without a configured size: allocated + free at the last refresh. */
   private fsCapacityBytes = 0;
   private sparseWarned = false;
+  /**
+   * The loop devices of each image as this process knows them ([] = none). Filled from one
+   * kernel scan at open and kept up to date by attach and detach, so no call scans all loop
+   * devices (with a hundred of them that scan costs more than the mount it precedes). The
+   * driver is the only one attaching its pool's images; a hint that no longer matches the
+   * kernel is dropped and the kernel asked again.
+   */
+  private readonly known = new Map<string, string[]>();
 
   constructor(readonly config: PoolConfig) {
     this.dir = volumesDir(config.dir);
@@ -34,13 +42,19 @@ export class LoopPool implements Pool {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     // An image whose record is gone can only be left by a crash between the two unlinks of
     // a delete (image first, then record): finish that delete.
-    const known = new Set(records.map((r) => r.id));
+    const recorded = new Set(records.map((r) => r.id));
+    const attached = new Map<string, string[]>();
+    for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
+    this.known.clear();
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
       const id = name.slice(0, -IMAGE_SUFFIX.length);
-      if (known.has(id)) continue;
       const image = path.join(this.dir, name);
-      for (const d of await loopDevicesFor(image)) await detachLoop(d.device);
+      if (recorded.has(id)) {
+        this.known.set(image, attached.get(image) ?? []);
+        continue;
+      }
+      for (const d of attached.get(image) ?? []) await detachLoop(d);
       await fs.rm(image, { force: true });
       log('warn', 'removed image without a record', { pool: this.config.name, image });
     }
@@ -71,6 +85,7 @@ export class LoopPool implements Pool {
     const image = this.imagePath(record);
     const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o600);
     await handle.close();
+    if (!this.known.has(image)) this.known.set(image, []);
     await this.preallocate(image, record.capacityBytes);
   }
 
@@ -103,28 +118,57 @@ export class LoopPool implements Pool {
   async release(record: VolumeRecord): Promise<void> {
     await this.detach(record);
     await fs.rm(this.imagePath(record), { force: true });
+    this.known.delete(this.imagePath(record));
+  }
+
+  /** The image's loop devices: from what this process knows, checked against sysfs, else a kernel scan. */
+  private async devicesOf(image: string): Promise<LoopDevice[]> {
+    const hint = this.known.get(image);
+    if (hint !== undefined) {
+      const checked: LoopDevice[] = [];
+      for (const device of hint) {
+        if ((await backingFileOf(device)) !== image) break;
+        const ro = (await fs.readFile(`/sys/block/${path.basename(device)}/ro`, 'utf8').catch(() => '0')).trim() === '1';
+        checked.push({ device, backingFile: image, readOnly: ro });
+      }
+      if (checked.length === hint.length) return checked;
+    }
+    const found = (await listLoopDevices()).filter((d) => d.backingFile === image);
+    this.known.set(image, found.map((d) => d.device));
+    return found;
   }
 
   async attach(record: VolumeRecord, readOnly = false): Promise<string> {
     const image = this.imagePath(record);
     await fs.access(image);
-    return attachLoop(image, readOnly);
+    const devices = await this.devicesOf(image);
+    // A writable attach reuses the writable device, so retries after a crash never stack devices.
+    const existing = devices.find((d) => d.readOnly === readOnly);
+    if (existing && !readOnly) return existing.device;
+    const device = await attachNewLoop(image, readOnly);
+    this.known.set(image, [...devices.map((d) => d.device), device]);
+    return device;
   }
 
   async detach(record: VolumeRecord): Promise<void> {
-    for (const d of await loopDevicesFor(this.imagePath(record))) await detachLoop(d.device);
+    const image = this.imagePath(record);
+    for (const d of await this.devicesOf(image)) await detachLoop(d.device);
+    this.known.set(image, []);
   }
 
   async detachDevice(device: string): Promise<void> {
     await detachLoop(device);
+    for (const [image, devices] of this.known) {
+      if (devices.includes(device)) this.known.set(image, devices.filter((d) => d !== device));
+    }
   }
 
   async device(record: VolumeRecord): Promise<string | undefined> {
-    return (await loopDevicesFor(this.imagePath(record))).find((d) => !d.readOnly)?.device;
+    return (await this.devicesOf(this.imagePath(record))).find((d) => !d.readOnly)?.device;
   }
 
   async refreshDevice(record: VolumeRecord): Promise<void> {
-    for (const d of await loopDevicesFor(this.imagePath(record))) await refreshLoopCapacity(d.device);
+    for (const d of await this.devicesOf(this.imagePath(record))) await refreshLoopCapacity(d.device);
   }
 
   async problem(record: VolumeRecord): Promise<string | undefined> {

@@ -1,5 +1,6 @@
 // The one way Lode runs a system tool: argument arrays, C locale, a timeout, and a typed error.
 import { spawn } from 'node:child_process';
+import { log } from '../util/log.js';
 
 /** A tool that ran and failed, or could not be started. */
 export class ExecError extends Error {
@@ -51,7 +52,9 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
     child.stderr.on('data', (b: Buffer) => err.push(b));
     let spawnError: NodeJS.ErrnoException | undefined;
     child.on('error', (e: NodeJS.ErrnoException) => { spawnError = e; });
+    const started = process.hrtime.bigint();
     child.on('close', (code, signal) => {
+      log('debug', 'exec', { command, args, code, ms: Number(process.hrtime.bigint() - started) / 1e6 });
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
       if (spawnError) {

@@ -11,7 +11,6 @@ export interface LoopDevice {
   /** The backing file as the kernel reports it (without a " (deleted)" suffix). */
   backingFile: string;
   readOnly: boolean;
-  sizeBytes: number;
 }
 
 async function readTrim(file: string): Promise<string | undefined> {
@@ -22,7 +21,17 @@ async function readTrim(file: string): Promise<string | undefined> {
   }
 }
 
-/** Every attached loop device. One sysfs read per device; no subprocess. */
+/** The backing file of one loop device, or undefined when it is not attached. */
+export async function backingFileOf(device: string): Promise<string | undefined> {
+  const backing = await readTrim(path.join(SYS_BLOCK, path.basename(device), 'loop', 'backing_file'));
+  return backing ? backing.replace(/ \(deleted\)$/, '') : undefined;
+}
+
+async function isReadOnly(device: string): Promise<boolean> {
+  return (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'ro'))) === '1';
+}
+
+/** Every attached loop device. One sysfs read per existing loop node; no subprocess. */
 export async function listLoopDevices(): Promise<LoopDevice[]> {
   let names: string[];
   try {
@@ -30,19 +39,9 @@ export async function listLoopDevices(): Promise<LoopDevice[]> {
   } catch {
     return [];
   }
-  const found = await Promise.all(names.map(async (name): Promise<LoopDevice | undefined> => {
-    const backing = await readTrim(path.join(SYS_BLOCK, name, 'loop', 'backing_file'));
-    if (backing === undefined || backing === '') return undefined;
-    const ro = await readTrim(path.join(SYS_BLOCK, name, 'ro'));
-    const sectors = await readTrim(path.join(SYS_BLOCK, name, 'size'));
-    return {
-      device: `/dev/${name}`,
-      backingFile: backing.replace(/ \(deleted\)$/, ''),
-      readOnly: ro === '1',
-      sizeBytes: Number(sectors ?? '0') * 512,
-    };
-  }));
-  return found.filter((d): d is LoopDevice => d !== undefined);
+  const found = await Promise.all(names.map(async (name) => ({ device: `/dev/${name}`, backingFile: await backingFileOf(name) })));
+  const attached = found.filter((d): d is { device: string; backingFile: string } => d.backingFile !== undefined);
+  return Promise.all(attached.map(async (d) => ({ ...d, readOnly: await isReadOnly(d.device) })));
 }
 
 /** Loop devices backed by `imagePath` (an absolute, resolved path). */
@@ -50,13 +49,8 @@ export async function loopDevicesFor(imagePath: string): Promise<LoopDevice[]> {
   return (await listLoopDevices()).filter((d) => d.backingFile === imagePath);
 }
 
-/**
- * Attaches `imagePath` and returns the device. A writable attach reuses an existing
- * writable device for the same file, so retries after a crash never stack devices.
- */
-export async function attachLoop(imagePath: string, readOnly = false): Promise<string> {
-  const existing = (await loopDevicesFor(imagePath)).find((d) => d.readOnly === readOnly);
-  if (existing) return existing.device;
+/** The attach itself: losetup picks a free device. */
+export async function attachNewLoop(imagePath: string, readOnly: boolean): Promise<string> {
   const args = ['--find', '--show'];
   if (readOnly) args.push('--read-only');
   args.push(imagePath);
@@ -66,10 +60,14 @@ export async function attachLoop(imagePath: string, readOnly = false): Promise<s
   return device;
 }
 
+/** True when `device` is attached to `imagePath` with the given mode (one or two sysfs reads). */
+export async function isAttachedTo(device: string, imagePath: string, readOnly: boolean): Promise<boolean> {
+  return (await backingFileOf(device)) === imagePath && (await isReadOnly(device)) === readOnly;
+}
+
 /** Detaches `device`; a device that is already gone is not an error. */
 export async function detachLoop(device: string): Promise<void> {
-  const name = path.basename(device);
-  if ((await readTrim(path.join(SYS_BLOCK, name, 'loop', 'backing_file'))) === undefined) return;
+  if ((await backingFileOf(device)) === undefined) return;
   await run('losetup', ['--detach', device], { timeoutMs: 60_000 });
 }
 
