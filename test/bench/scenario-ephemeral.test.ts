@@ -39,5 +39,9 @@ describe('06 inline ephemeral volume on a full node', { skip: needsRoot }, () =>
     assert.match(mount[0]!.message, /^MountVolume\.SetUp failed for volume "tmp" : rpc error: code = ResourceExhausted/);
     assert.equal(podPhase(r, 'small-cache'), 'Running');
     assert.equal(r.claims.length, 0, 'inline volumes have no PVC');
+    assert.equal(podNode(r, 'stray-cache'), 'node-2');
+    assert.equal(podPhase(r, 'stray-cache'), 'Pending');
+    assert.match(eventsOf(r, 'FailedMount', 'stray-cache')[0]?.message ?? '', /driver name lode\.csi\.dev not found in the list of registered CSI drivers/);
+    assert.equal(podPhase(r, 'web'), 'Running', 'a node without a Lode driver still runs pods without CSI volumes');
   });
 });

@@ -70,6 +70,8 @@ export class Cluster {
   private readonly log: (line: string) => void;
   private tornDown = false;
   readonly mode: ProvisioningMode;
+  /** Kubelets of nodes without Lode pools. */
+  private readonly plainKubelets: Kubelet[] = [];
   private readonly router: CentralRouter;
   private readonly centralCapacity: CapacityPublisher | undefined;
 
@@ -142,7 +144,12 @@ export class Cluster {
     node.metadata!.labels = { [LABEL_HOSTNAME]: name, ...(node.metadata?.labels ?? {}) };
     const poolsAnn = node.metadata?.annotations?.[ANN_LODE_POOLS];
     if (poolsAnn === undefined) {
+      // No Lode pools: no driver, but a kubelet still runs the node's pods.
+      const absent = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false });
+      const kubelet = new Kubelet(this.ctx, absent);
+      this.plainKubelets.push(kubelet);
       this.store.create('Node', node);
+      this.runtime.register(kubelet);
       return;
     }
     const driver = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnn) });

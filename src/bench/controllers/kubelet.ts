@@ -144,8 +144,9 @@ export class Kubelet extends Controller {
   }
 
   private planFor(pod: V1Pod, v: V1Volume, ns: string, podContext: (ephemeral: boolean) => Record<string, string>): MountPlan | string | undefined {
+    const notRegistered = (driver: string): string => `volume "${v.name}": kubernetes.io/csi: driver name ${driver} not found in the list of registered CSI drivers`;
     if (v.csi) {
-      if (v.csi.driver !== this.ctx.driverName) return `volume "${v.name}": driver ${v.csi.driver} is not installed on this node`;
+      if (v.csi.driver !== this.ctx.driverName || !this.driver.installed) return notRegistered(v.csi.driver);
       const modes = this.ctx.store.get('CSIDriver', this.ctx.driverName)?.spec?.volumeLifecycleModes ?? ['Persistent'];
       if (!modes.includes('Ephemeral')) return `volume "${v.name}": volume mode "Ephemeral" not supported by driver ${this.ctx.driverName} (only supports ${JSON.stringify(modes)})`;
       const attrs = { ...(v.csi.volumeAttributes ?? {}) };
@@ -163,6 +164,7 @@ export class Kubelet extends Controller {
     const pv = this.ctx.store.get('PersistentVolume', pvc.spec?.volumeName ?? '');
     if (pv === undefined) return `persistentvolume "${pvc.spec?.volumeName}" not found`;
     if (pv.spec?.csi?.driver !== this.ctx.driverName) return `volume "${v.name}": only ${this.ctx.driverName} CSI volumes are mounted by the bench`;
+    if (!this.driver.installed) return notRegistered(this.ctx.driverName);
     const req = pvc.spec?.resources?.requests?.storage;
     return {
       volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? 'ext4',

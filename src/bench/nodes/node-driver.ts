@@ -21,6 +21,8 @@ export interface NodeDriverOptions {
   pools: PoolSpec[];
   /** Milliseconds to wait for the socket and a ready Probe. */
   startTimeoutMs?: number;
+  /** False for a node without Lode pools: no process, kubelet finds no driver registered. */
+  installed?: boolean;
 }
 
 export class NodeDriver {
@@ -35,12 +37,14 @@ export class NodeDriver {
   private recentOutput = '';
   /** How many times the process was started (restarts included). */
   starts = 0;
+  readonly installed: boolean;
 
   constructor(private readonly opts: NodeDriverOptions) {
     this.nodeName = opts.nodeName;
     this.socketPath = join(opts.nodeDir, 'csi.sock');
     this.kubeletDir = join(opts.nodeDir, 'kubelet');
     this.pools = opts.pools;
+    this.installed = opts.installed ?? true;
   }
 
   poolDir(pool: string): string {
