@@ -295,6 +295,8 @@ export function nodeService(ctx: DriverContext) {
       const pool = catalog.pool(r.pool);
       const pub = r.publications.find((p) => p.targetPath === target);
       if (m) {
+        // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
+        if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
         if (!pub && !(await belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
         await unmount(target);
         failpoint('unpublish:unmounted');

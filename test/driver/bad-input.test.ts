@@ -110,6 +110,8 @@ test('calls aimed at another volume\'s mounts are refused and unmount nothing', 
   const cap = fsCap();
   await refused('unpublish b at a\'s target', h.client.nodeUnpublishVolume({ volume_id: b.id, target_path: a.target }), status.FAILED_PRECONDITION);
   await refused('unpublish a at b\'s staging mount', h.client.nodeUnpublishVolume({ volume_id: a.id, target_path: b.staging }), status.FAILED_PRECONDITION);
+  // a's own staging mount is a's, but it is not a publication: only NodeUnstageVolume takes it down.
+  await refused('unpublish a at its own staging path', h.client.nodeUnpublishVolume({ volume_id: a.id, target_path: a.staging }), status.FAILED_PRECONDITION);
   await refused('publish c from a\'s staging path', h.client.nodePublishVolume({ volume_id: c, staging_target_path: a.staging, target_path: h.targetPath('steal'), volume_capability: cap }), status.FAILED_PRECONDITION);
   await refused('publish a over b\'s target', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: b.target, volume_capability: cap }), status.FAILED_PRECONDITION);
   await refused('inline publish over a\'s target', h.client.nodePublishVolume({ volume_id: 'csi-over-a', target_path: a.target, volume_capability: cap, volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' } }), status.FAILED_PRECONDITION);
