@@ -17,7 +17,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceE
 import { growBacking } from './expansion.js';
 import { EPHEMERAL_KEY, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize, readRange } from './sizing.js';
-import { requireResolvedTargetPath, requireVolumeId } from './validate.js';
+import { isInside, requireResolvedTargetPath, requireVolumeId } from './validate.js';
 
 export const NODE_CAPABILITIES = [
   'STAGE_UNSTAGE_VOLUME',
@@ -182,6 +182,10 @@ export function nodeService(ctx: DriverContext) {
     if (req.volume_context[EPHEMERAL_KEY] === 'true') return publishInline(req, id, target, cap, readOnly);
     if (req.staging_target_path === '') throw invalidArgument('staging_target_path is required: this driver stages volumes (STAGE_UNSTAGE_VOLUME)');
     const staging = await checkPath(req.staging_target_path, 'staging_target_path');
+    // A bind at, inside or over the staging path would stack on or hide the staging mount.
+    if (target === staging || isInside(target, staging) || isInside(staging, target)) {
+      throw invalidArgument(`target_path "${target}" must lie apart from staging_target_path "${staging}"`);
+    }
     return ctx.locks.with([id], async () => {
       const r = volume(id);
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);

@@ -115,6 +115,10 @@ test('calls aimed at another volume\'s mounts are refused and unmount nothing', 
   await refused('publish c from a\'s staging path', h.client.nodePublishVolume({ volume_id: c, staging_target_path: a.staging, target_path: h.targetPath('steal'), volume_capability: cap }), status.FAILED_PRECONDITION);
   await refused('publish a over b\'s target', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: b.target, volume_capability: cap }), status.FAILED_PRECONDITION);
   await refused('inline publish over a\'s target', h.client.nodePublishVolume({ volume_id: 'csi-over-a', target_path: a.target, volume_capability: cap, volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' } }), status.FAILED_PRECONDITION);
+  // Publishing onto, into or over the volume's own staging path would stack on or hide the staging mount.
+  for (const t of [a.staging, path.join(a.staging, 'sub'), path.dirname(a.staging)]) {
+    await refused(`publish a at ${t}`, h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: t, volume_capability: cap }), status.INVALID_ARGUMENT);
+  }
   // b is staged elsewhere: unstaging it at a's path concerns nothing of b's, so it succeeds and touches nothing.
   await h.client.nodeUnstageVolume({ volume_id: b.id, staging_target_path: a.staging });
   assert.deepEqual(await diskState(h), clean);
