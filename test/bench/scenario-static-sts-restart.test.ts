@@ -8,10 +8,14 @@ describe('07 static local PVs', { skip: needsRoot }, () => {
     const r = await runBuiltIn('07-static-local-pvs/scenario.yaml');
     const pv = (claim: string): string | undefined => r.claims.find((c) => c.name === `default/${claim}`)?.volume;
     assert.equal(pv('app-a-data'), 'pv-n1-50');
-    assert.equal(pv('app-b-data'), 'pv-n2-40');
+    const released = r.volumes.find((v) => v.name === 'pv-n2-40');
+    assert.equal(released?.phase, 'Released', 'app-b-data was bound to the 40Mi PV; deleted, it leaves it Released');
+    assert.equal(released?.claim, 'default/app-b-data');
+    assert.equal(r.pools.find((p) => p.node === 'node-2')?.allocatedBytes, 120 * 2 ** 20, 'Retain: the volume stays on the node');
+    assert.equal(podNode(r, 'app-b'), undefined);
     assert.equal(pv('app-c-data'), 'pv-n1-100');
     assert.equal(podNode(r, 'app-c'), 'node-1', 'the only PV big enough is on node-1');
-    for (const p of ['app-a', 'app-b', 'app-c']) assert.equal(podPhase(r, p), 'Running');
+    for (const p of ['app-a', 'app-c']) assert.equal(podPhase(r, p), 'Running');
     assert.equal(r.volumes.find((v) => v.name === 'pv-n2-80')?.phase, 'Available');
     assert.equal(r.metrics.volumesProvisioned, 0, 'no-provisioner class: nothing is provisioned');
   });

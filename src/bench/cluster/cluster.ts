@@ -26,7 +26,7 @@ import { rpcErrorText } from '../nodes/csi-errors.js';
 import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
 import { parsePoolsAnnotation } from '../manifests/node-pools.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
-import type { AnyObject, Kind, KindMap } from '../api/kinds.js';
+import { KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { parseQuantity } from '../api/quantity.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
@@ -69,6 +69,8 @@ export class Cluster {
   private readonly staticVolumes = new Map<string, string>();
   private readonly log: (line: string) => void;
   private tornDown = false;
+  /** Virtual time of the last object write or event (marks excluded). */
+  lastActivityMs = 0;
   readonly mode: ProvisioningMode;
   /** Kubelets of nodes without Lode pools. */
   private readonly plainKubelets: Kubelet[] = [];
@@ -106,6 +108,9 @@ export class Cluster {
       this.runtime.register(capacity);
       capacity.start();
     }
+    // The last virtual instant anything changed: when the cluster settled.
+    for (const kind of KINDS) this.store.watch(kind, () => { this.lastActivityMs = this.clock.now(); });
+    this.events.onEvent((e) => { if (e.reason !== 'Mark') this.lastActivityMs = this.clock.now(); });
     this.runtime.onError((c, key, err) => {
       this.controllerErrors.push(`${c} ${key}: ${err instanceof Error ? err.message : String(err)}`);
     });

@@ -216,7 +216,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       mountChecksFailed: m.mountChecksFailed,
       podsStuck: stuck,
       virtualMs: cluster.clock.now(),
-      settledVirtualMs: settledMs,
+      settledVirtualMs: Math.min(settledMs, cluster.lastActivityMs),
       wallMs,
       events: cluster.events.events.length,
       eventsPerWallSecond: cluster.events.events.length / Math.max(0.001, wallMs / 1000),
