@@ -1,5 +1,5 @@
 // `lode bench` and `lode demo`: run cluster-bench scenarios against real driver processes and report what happened.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -31,6 +31,12 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
   --keep-work-dir   keep the run directory (mounts and loop devices are still removed)
   --list            list the built-in scenarios
 `;
+
+function rmdirIfEmpty(dir: string): void {
+  try {
+    if (readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch { /* already gone */ }
+}
 
 /** Resolves a scenario argument to a file. */
 export function scenarioPath(arg: string): string {
@@ -76,7 +82,6 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.list) {
-    const { readdirSync } = await import('node:fs');
     for (const d of readdirSync(SCENARIOS_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'common').map((e) => e.name).sort()) {
       for (const f of readdirSync(join(SCENARIOS_DIR, d)).filter((x) => x.endsWith('.yaml') && x.startsWith('scenario')).sort()) {
         const s = loadScenario(join(SCENARIOS_DIR, d, f));
@@ -113,6 +118,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   const out = process.stdout;
   const say = (s: string): void => { if (!jsonToStdout) out.write(s + '\n'); };
   const workRoot = resolve(values['work-dir'] ?? DEFAULT_WORK_ROOT);
+  const createdWorkRoot = !existsSync(workRoot);
   const abort = new AbortController();
   let interrupts = 0;
   let emergency: (() => Promise<void>) | undefined;
@@ -159,6 +165,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`lode bench: ${err instanceof Error ? err.message : String(err)}\n`);
     exitCode = abort.signal.aborted ? 130 : 1;
   } finally {
+    // Leave no empty directory behind that this run made.
+    if (createdWorkRoot) rmdirIfEmpty(workRoot);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
   }
