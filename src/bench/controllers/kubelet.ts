@@ -322,6 +322,17 @@ export class Kubelet extends Controller {
       }
       this.mounted.delete(uid);
     }
+    // A volume staged for a publish that never succeeded is unstaged too, as kubelet's
+    // reconciler unmounts devices no pod uses (another pod still waiting will stage again).
+    for (const [handle, path] of [...this.staged]) {
+      if (this.inUse(handle)) continue;
+      try {
+        this.ctx.metrics.countDriverCall('NodeUnstageVolume');
+        await this.driver.client.nodeUnstageVolume({ volume_id: handle, staging_target_path: path }, { timeoutMs: 120_000 });
+        this.staged.delete(handle);
+        await rm(join(path, '..'), { recursive: true, force: true });
+      } catch { /* left for the bench teardown */ }
+    }
     await rm(join(this.driver.kubeletDir, 'pods', uid), { recursive: true, force: true });
     this.failures.delete(key);
     this.reportedErrors.delete(key);
