@@ -8,7 +8,7 @@ import { PoolFullError } from '../pool/volume-catalog.js';
 import type { Publication, VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { filesystemErrorCount, growFilesystem, growUnmountedExt4, makeFilesystem, OnlineGrowRefused } from '../sys/filesystem.js';
-import { bindMount, findMount, mountDevice, type MountEntry } from '../sys/mounts.js';
+import { bindMount, findMount, mountDevice, readMountTable, type MountEntry } from '../sys/mounts.js';
 import { run } from '../sys/exec.js';
 import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability, type Capability } from './capability.js';
@@ -47,6 +47,12 @@ async function removeTarget(target: string): Promise<void> {
 
 async function unmount(target: string): Promise<void> {
   await run('umount', [target], { timeoutMs: 120_000 });
+}
+
+/** Mounting at `p` would hide every mount below it, such as another volume's staging mount or publication. */
+async function refuseMountsBelow(p: string): Promise<void> {
+  const hidden = (await readMountTable()).find((e) => isInside(e.mountPoint, p));
+  if (hidden) throw failedPrecondition(`${hidden.mountPoint} is mounted below ${p}; mounting there would hide it`);
 }
 
 function readOnlyMount(m: MountEntry): boolean {
@@ -100,6 +106,7 @@ export function nodeService(ctx: DriverContext) {
         if (occupied && (own === undefined || occupied.devId !== (await deviceNumber(own)))) {
           throw failedPrecondition(`another filesystem is mounted at ${staging}`);
         }
+        if (!occupied) await refuseMountsBelow(staging);
       }
       const device = await pool.attach(r);
       failpoint('stage:attached');
@@ -207,6 +214,7 @@ export function nodeService(ctx: DriverContext) {
         }
         return {};
       }
+      await refuseMountsBelow(target);
       const pub: Publication = { targetPath: target, readOnly };
       if (r.accessType === 'mount') {
         await fs.mkdir(target, { recursive: true });
@@ -252,6 +260,7 @@ export function nodeService(ctx: DriverContext) {
         return {};
       }
       if (await findMount(target)) throw failedPrecondition(`something else is mounted at ${target}`);
+      await refuseMountsBelow(target);
       const pool = catalog.pool(attrs.pool).config;
       const fsType = cap.fsType || attrs.fsType || 'ext4';
       const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);

@@ -129,6 +129,17 @@ test('staging a volume onto a path where another volume is mounted is refused wi
   await refused('stage c at b\'s target', h.client.nodeStageVolume({ volume_id: c, staging_target_path: b.target, volume_capability: fsCap() }), status.FAILED_PRECONDITION);
 });
 
+test('a stage or publish over a directory that holds other volumes\' mounts is refused: it would hide them', async () => {
+  const cap = fsCap();
+  const over = [path.join(h.kubeletDir, 'plugins'), path.join(h.kubeletDir, 'pods'), path.dirname(b.target)];
+  for (const p of over) {
+    await refused(`stage c over ${p}`, h.client.nodeStageVolume({ volume_id: c, staging_target_path: p, volume_capability: cap }), status.FAILED_PRECONDITION);
+    await refused(`inline publish over ${p}`, h.client.nodePublishVolume({ volume_id: 'csi-over-mounts', target_path: p, volume_capability: cap, volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' } }), status.FAILED_PRECONDITION);
+  }
+  await refused('publish a over b\'s pod directory', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: path.dirname(b.target), volume_capability: cap }), status.FAILED_PRECONDITION);
+  await refused('publish a over the pods directory', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: path.join(h.kubeletDir, 'pods'), volume_capability: cap }), status.FAILED_PRECONDITION);
+});
+
 test('absurd sizes: OUT_OF_RANGE or RESOURCE_EXHAUSTED, never a giant image', async () => {
   await refused('create 2^62', h.client.createVolume(volumeRequest('bad-size', 2 ** 62)), status.OUT_OF_RANGE);
   await refused('create int64 max', h.client.createVolume(volumeRequest('bad-size', '9223372036854775807')), status.OUT_OF_RANGE);
