@@ -50,3 +50,19 @@ export function renderMetrics(r: RunResult): string {
   if (r.teardownProblems.length > 0) lines.push(`teardown problems: ${r.teardownProblems.map((f) => `\n  ${f}`).join('')}`);
   return lines.join('\n');
 }
+
+/** A few plain sentences on what happened, for people who skip the tables. */
+export function renderSummary(r: RunResult): string {
+  const m = r.metrics;
+  const ev = (reason: string): number => r.events.filter((e) => e.reason === reason).length;
+  const provisioners = new Set(r.events.filter((e) => e.reason === 'ProvisioningSucceeded').map((e) => e.source)).size;
+  const running = r.pods.filter((p) => p.phase === 'Running').length;
+  const lines = [
+    `${running} of ${r.pods.length} pods running at the end; ${r.claims.filter((c) => c.phase === 'Bound').length} of ${r.claims.length} claims bound.`,
+    `${m.volumesProvisioned} volume(s) provisioned by ${provisioners} ${r.provisioning === 'central' ? 'central provisioner' : 'node-local provisioner(s)'}, ${m.volumesDeleted} deleted again; ${Object.values(m.provisioningFailuresByCode).reduce((a, b) => a + b, 0)} provisioning failure(s).`,
+    `${ev('FailedScheduling')} FailedScheduling event(s) (${r.events.filter((e) => e.reason === 'FailedScheduling' && e.message.includes('did not have enough free storage')).length} citing not enough free storage), ${ev('FailedMount')} FailedMount event(s); ${m.mountChecksPassed} mounted volume(s) passed the write/read and size check${m.mountChecksFailed > 0 ? `, ${m.mountChecksFailed} failed it` : ''}.`,
+  ];
+  if (m.podsStuck.length > 0) lines.push(`${m.podsStuck.length} pod(s) stuck (see "pods stuck" below).`);
+  lines.push(`Everything the run created was removed: ${r.teardownProblems.length === 0 ? 'yes' : 'see teardown problems'}.`);
+  return lines.join('\n');
+}
