@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import { run } from '../../src/sys/exec.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { createVolume, expectCode, fsCap, MiB, rawCap, status, TOPOLOGY_KEY, volumeRequest } from './support.js';
 
@@ -56,10 +57,15 @@ test('available = size - allocated after every create and delete; maximum follow
   assert.deepEqual(await h.poolFiles('fast'), []);
 });
 
-test('a volume above max-volume-size is refused even though the pool has room', async () => {
+test('a volume above max-volume-size is refused even though the pool has room, and no volume grows past it', async () => {
   await expectCode(h.client.createVolume(volumeRequest('cap-too-big', 300 * MiB)), status.RESOURCE_EXHAUSTED, 'over max-volume-size');
   assert.equal((await capacity()).available, 512 * MiB);
   assert.deepEqual(await h.poolFiles('fast'), []);
+  // Growing past it is OUT_OF_RANGE: this volume can never be that big, here or anywhere.
+  const v = await createVolume(h, 'cap-grow-too-big', 200 * MiB);
+  await expectCode(h.client.controllerExpandVolume({ volume_id: v.id, capacity_range: { required_bytes: 300 * MiB } }), status.OUT_OF_RANGE, 'grow over max-volume-size');
+  assert.equal((await capacity()).available, 312 * MiB);
+  await h.client.deleteVolume({ volume_id: v.id });
 });
 
 test('another node\'s topology has no capacity here; this node\'s topology (with extra keys) has all of it', async () => {
@@ -99,4 +105,31 @@ test('a pool without a size offers what its filesystem can hold', async () => {
   assert.equal(v.capacity, 32 * MiB);
   await h.client.deleteVolume({ volume_id: v.id });
   assert.deepEqual(await h.poolFiles('unsized'), []);
+});
+
+test('a pool whose disk runs out before its configured size: RESOURCE_EXHAUSTED and a clean rollback; an unsized pool tracks its disk', async () => {
+  const d = await DriverHarness.start({ nodeId: 'node-cap-disk', pools: [{ name: 'overstated', size: '1Gi' }, { name: 'measured' }] });
+  try {
+    // Put each pool on its own 64 MiB filesystem, then restart so the driver opens them there.
+    await d.stop();
+    for (const p of ['overstated', 'measured']) await run('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', d.poolDir(p)]);
+    await d.startProcess();
+
+    const before = Number((await d.client.getCapacity({ parameters: { pool: 'overstated' } })).available_capacity);
+    assert.equal(before, 1024 * MiB, 'the configured size is what is offered');
+    await expectCode(d.client.createVolume(volumeRequest('cap-disk-full', 100 * MiB, { parameters: { pool: 'overstated' } })), status.RESOURCE_EXHAUSTED, 'the disk is full');
+    assert.deepEqual(await d.poolFiles('overstated'), [], 'no partial image or record is left');
+    assert.equal(Number((await d.client.getCapacity({ parameters: { pool: 'overstated' } })).available_capacity), before, 'the reservation is returned');
+    assert.deepEqual((await d.client.listVolumes()).entries, []);
+
+    const measured = Number((await d.client.getCapacity({ parameters: { pool: 'measured' } })).available_capacity);
+    assert.ok(measured > 56 * MiB && measured <= 64 * MiB, `an unsized pool on a 64 MiB disk offers ${measured}`);
+    const v = await createVolume(d, 'cap-disk-fits', 32 * MiB, { parameters: { pool: 'measured' } });
+    await expectCode(d.client.createVolume(volumeRequest('cap-disk-too-much', 40 * MiB, { parameters: { pool: 'measured' } })), status.RESOURCE_EXHAUSTED, 'more than the disk has left');
+    assert.deepEqual((await d.poolFiles('measured')).length, 2);
+    await d.client.deleteVolume({ volume_id: v.id });
+    assert.deepEqual(await d.poolFiles('measured'), []);
+  } finally {
+    await d.cleanup();
+  }
 });
