@@ -30,10 +30,11 @@ before(async () => {
 });
 
 after(async () => {
-  if (h && a) {
-    assert.equal(await fileHash(path.join(a.target, 'precious')), a.hash, 'the published data survived every bad call');
+  try {
+    if (h && a) assert.equal(await fileHash(path.join(a.target, 'precious')), a.hash, 'the published data survived every bad call');
+  } finally {
+    await h?.cleanup();
   }
-  await h?.cleanup();
 });
 
 /** Runs `call`, expects `code`, and (unless a loop checks once per round) that the machine is exactly as before. */
