@@ -17,7 +17,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceE
 import { growBacking } from './expansion.js';
 import { EPHEMERAL_KEY, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize, readRange } from './sizing.js';
-import { isInside, requireResolvedTargetPath, requireVolumeId } from './validate.js';
+import { isInside, requireResolvedTargetPath, requireVolumeId, resolveExisting } from './validate.js';
 
 export const NODE_CAPABILITIES = [
   'STAGE_UNSTAGE_VOLUME',
@@ -334,8 +334,9 @@ export function nodeService(ctx: DriverContext) {
     return [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
   }
 
-  function requirePathOf(r: VolumeRecord, p: string): string {
-    const normal = path.isAbsolute(p) ? path.normalize(p).replace(/(.)\/+$/, '$1') : p;
+  async function requirePathOf(r: VolumeRecord, p: string): Promise<string> {
+    // Records hold resolved paths (see requireResolvedTargetPath), so the caller's is resolved too.
+    const normal = path.isAbsolute(p) ? await resolveExisting(path.normalize(p).replace(/(.)\/+$/, '$1')) : p;
     if (!pathsOf(r).includes(normal)) throw notFound(`volume ${r.id} is not staged or published at "${p}"`);
     return normal;
   }
@@ -344,7 +345,7 @@ export function nodeService(ctx: DriverContext) {
     const id = requireVolumeId(req.volume_id);
     if (req.volume_path === '') throw invalidArgument('volume_path is required');
     const r = volume(id);
-    const volumePath = requirePathOf(r, req.volume_path);
+    const volumePath = await requirePathOf(r, req.volume_path);
     const pool = catalog.pool(r.pool);
     let problem = await pool.problem(r);
     const m = await findMount(volumePath);
@@ -381,7 +382,7 @@ export function nodeService(ctx: DriverContext) {
     if (req.volume_capability) requireCapability(req.volume_capability, 'volume_capability');
     return ctx.locks.with([id], async () => {
       const r = volume(id);
-      const volumePath = requirePathOf(r, req.volume_path);
+      const volumePath = await requirePathOf(r, req.volume_path);
       // Kubernetes' resizer never calls ControllerExpandVolume on this node (see
       // controllerCapabilities), so the node grows the image itself.
       if (range.required > r.capacityBytes) await growBacking(ctx, r, range);

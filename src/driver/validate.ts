@@ -44,7 +44,7 @@ export function requireTargetPath(p: string, field: string, roots: readonly stri
 }
 
 /** `p` with symlinks resolved as far as it exists; the part that does not exist yet is appended as is. */
-async function resolveExisting(p: string): Promise<string> {
+export async function resolveExisting(p: string): Promise<string> {
   const rest: string[] = [];
   let existing = p;
   for (;;) {
@@ -62,7 +62,9 @@ async function resolveExisting(p: string): Promise<string> {
 /**
  * requireTargetPath, then the same check on the path with symlinks resolved: a symlink
  * planted below kubelet's directory must not lead a mount (or the removal of a target) to
- * /etc or into a pool.
+ * /etc or into a pool. Returns the resolved path: mount(8) follows the links and the kernel's
+ * mount table names the real path, so every lookup, mount and record must use that one, or a
+ * link to another volume's target would let a publish stack on it unseen.
  */
 export async function requireResolvedTargetPath(p: string, field: string, roots: readonly string[], forbidden: readonly string[]): Promise<string> {
   const normal = requireTargetPath(p, field, roots, forbidden);
@@ -74,7 +76,7 @@ export async function requireResolvedTargetPath(p: string, field: string, roots:
       throw invalidArgument(`${field} "${printable(p)}" leads through a symlink to ${printable(resolved)}, outside the allowed target roots`);
     }
   }
-  return normal;
+  return resolved;
 }
 
 /** True when `p` is strictly below `dir`. */

@@ -141,6 +141,27 @@ test('a stage or publish over a directory that holds other volumes\' mounts is r
   await refused('publish a over the pods directory', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: path.join(h.kubeletDir, 'pods'), volume_capability: cap }), status.FAILED_PRECONDITION);
 });
 
+test('a symlink under the target root that leads to another volume\'s mounts is seen through', async () => {
+  const links = path.join(h.kubeletDir, 'pods', 'links');
+  await fs.mkdir(links, { recursive: true });
+  const toTarget = path.join(links, 'to-b-target');
+  const toStaging = path.join(links, 'to-b-staging');
+  await fs.symlink(b.target, toTarget);
+  await fs.symlink(b.staging, toStaging);
+  try {
+    const cap = fsCap();
+    await refused('publish a through a link to b\'s target', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: toTarget, volume_capability: cap }), status.FAILED_PRECONDITION);
+    await refused('stage c through a link to b\'s staging path', h.client.nodeStageVolume({ volume_id: c, staging_target_path: toStaging, volume_capability: cap }), status.FAILED_PRECONDITION);
+    await refused('unpublish a through a link to b\'s target', h.client.nodeUnpublishVolume({ volume_id: a.id, target_path: toTarget }), status.FAILED_PRECONDITION);
+    await refused('stats of a through a link to b\'s target', h.client.nodeGetVolumeStats({ volume_id: a.id, volume_path: toTarget }), status.NOT_FOUND);
+    // Unstaging a at b's staging path concerns nothing of a's: success, and nothing is touched.
+    await h.client.nodeUnstageVolume({ volume_id: a.id, staging_target_path: toStaging });
+    assert.deepEqual(await diskState(h), clean);
+  } finally {
+    await fs.rm(links, { recursive: true });
+  }
+});
+
 test('absurd sizes: OUT_OF_RANGE or RESOURCE_EXHAUSTED, never a giant image', async () => {
   await refused('create 2^62', h.client.createVolume(volumeRequest('bad-size', 2 ** 62)), status.OUT_OF_RANGE);
   await refused('create int64 max', h.client.createVolume(volumeRequest('bad-size', '9223372036854775807')), status.OUT_OF_RANGE);

@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import {
@@ -10,8 +11,16 @@ import {
 } from './support.js';
 
 let h: DriverHarness;
-before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi' }] }); });
-after(async () => { await h?.cleanup(); });
+/** A second target root that is a symlink to the kubelet directory, as when /var/lib/kubelet is a link. */
+const LINKED_ROOT = path.join(os.tmpdir(), `lode-kubelet-link-${process.pid}`);
+before(async () => {
+  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi' }], extraArgs: ['--target-root', LINKED_ROOT] });
+  await fs.symlink(h.kubeletDir, LINKED_ROOT);
+});
+after(async () => {
+  await fs.rm(LINKED_ROOT, { force: true });
+  await h?.cleanup();
+});
 
 test('stage formats once: data written before an unstage is there after staging again', async () => {
   const v = await createVolume(h, 'sp-format-once', 32 * MiB);
@@ -252,4 +261,32 @@ test('two volumes staged and published side by side stay separate', async () => 
   }
   assert.deepEqual(await h.loops(), []);
   assert.deepEqual(await h.poolFiles(), []);
+});
+
+test('a kubelet directory reached through a symlink: every call on the linked paths acts on the real mounts', async () => {
+  const v = await createVolume(h, 'sp-linked', 16 * MiB);
+  const staging = path.join(LINKED_ROOT, 'plugins', 'staging', 'linked');
+  const target = path.join(LINKED_ROOT, 'pods', 'linked', 'mount');
+  const realTarget = h.targetPath('linked');
+  const realStaging = h.stagingPath('linked');
+  const publish = () => h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: fsCap() });
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
+  await publish();
+  assert.equal((await mountsAt(realStaging)).length, 1);
+  assert.equal((await mountsAt(realTarget)).length, 1);
+  // Repeats are recognised as the same mounts, not stacked on them.
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
+  await publish();
+  assert.equal((await mountsAt(realStaging)).length, 1);
+  assert.equal((await mountsAt(realTarget)).length, 1);
+  const stats = await h.client.nodeGetVolumeStats({ volume_id: v.id, volume_path: target });
+  assert.equal(stats.volume_condition?.abnormal, false);
+  await expectCode(h.client.deleteVolume({ volume_id: v.id }), status.FAILED_PRECONDITION, 'delete while published through the link');
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  assert.deepEqual(await mountsAt(realTarget), []);
+  assert.equal(await exists(realTarget), false);
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  assert.deepEqual(await h.mounts(), []);
+  assert.deepEqual(await h.loops(), []);
+  await h.client.deleteVolume({ volume_id: v.id });
 });
