@@ -4,6 +4,7 @@ import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../csi/client.js';
+import { DRIVER_NODE_FLAGS } from '../../cli/driver-runtime.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -86,7 +87,8 @@ export class NodeDriver {
     if (this.child !== undefined) return;
     this.recentOutput = '';
     mkdirSync(this.kubeletDir, { recursive: true });
-    const args = [MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
+    // The same V8 flags as the image's entrypoint, so the bench runs drivers as they ship.
+    const args = [...DRIVER_NODE_FLAGS, MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
       mkdirSync(this.poolDir(p.name), { recursive: true });
       args.push('--pool', `${p.name}=${this.poolDir(p.name)},size=${p.sizeBytes}`);
