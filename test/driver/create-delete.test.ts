@@ -162,6 +162,18 @@ test('CreateVolume: every malformed request is INVALID_ARGUMENT and leaves the d
   assert.deepEqual(await diskState(h), state);
 });
 
+test('CreateVolume accepts every single-node access mode, for filesystem and block', async () => {
+  const modes = ['SINGLE_NODE_WRITER', 'SINGLE_NODE_READER_ONLY', 'SINGLE_NODE_SINGLE_WRITER', 'SINGLE_NODE_MULTI_WRITER'] as const;
+  for (const mode of modes) {
+    for (const cap of [fsCap('ext4', mode), rawCap(mode)]) {
+      const v = await createVolume(h, `cd-mode-${mode}-${cap.block ? 'block' : 'fs'}`, 16 * MiB, { cap });
+      assert.equal(v.capacity, 16 * MiB);
+      await h.client.deleteVolume({ volume_id: v.id });
+    }
+  }
+  assert.deepEqual(await h.poolFiles(), []);
+});
+
 test('CreateVolume: a 128-byte name works (twice, same volume); 129 bytes does not', async () => {
   const name = 'cd-maxlen-' + 'x'.repeat(118);
   assert.equal(Buffer.byteLength(name), 128);
