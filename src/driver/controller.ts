@@ -187,11 +187,14 @@ export function controllerService(ctx: DriverContext) {
     const stats = catalog.statsOf(params.pool);
     const pool = catalog.pool(params.pool).config;
     const available = stats.availableBytes;
-    const maximum = Math.min(available, pool.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
+    const minimum = minimumFor(params.fsType);
+    // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
+    // volume of this filesystem no longer fits, no request may look as if it would.
+    const maximum = available < minimum ? 0 : Math.min(available, pool.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
     return {
       available_capacity: String(available),
       maximum_volume_size: { value: String(maximum) },
-      minimum_volume_size: { value: String(minimumFor(params.fsType)) },
+      minimum_volume_size: { value: String(minimum) },
     };
   }
 

@@ -44,15 +44,24 @@ test('available = size - allocated after every create and delete; maximum follow
   assert.deepEqual(await capacity(), { available: 412 * MiB, maximum: 256 * MiB, minimum: 16 * MiB });
   const b = await createVolume(h, 'cap-b', 200 * MiB);
   assert.deepEqual(await capacity(), { available: 212 * MiB, maximum: 212 * MiB, minimum: 16 * MiB });
+  // 212Mi free is less than the smallest xfs volume: no xfs request may look as if it fits.
+  assert.deepEqual(await capacity({ fsType: 'xfs' }), { available: 212 * MiB, maximum: 0, minimum: 300 * MiB });
+  await expectCode(h.client.createVolume(volumeRequest('cap-xfs', 100 * MiB, { parameters: { fsType: 'xfs' }, cap: fsCap('') })), status.RESOURCE_EXHAUSTED, 'a small xfs volume');
   assert.equal((await capacity({ pool: 'big' })).available, 1024 * MiB, 'other pools are untouched');
   // A volume no larger than maximum_volume_size must fit: that is the promise the figure makes.
-  const c = await createVolume(h, 'cap-c', 212 * MiB);
+  const c = await createVolume(h, 'cap-c', 200 * MiB);
+  assert.deepEqual(await capacity(), { available: 12 * MiB, maximum: 0, minimum: 16 * MiB }, 'less than the smallest volume left');
+  await expectCode(h.client.createVolume(volumeRequest('cap-tiny', 4 * MiB)), status.RESOURCE_EXHAUSTED, 'a volume that would need 16Mi');
+  await expectCode(h.client.createVolume(volumeRequest('cap-rest', 0, { limit: 12 * MiB })), status.OUT_OF_RANGE, 'a limit below the smallest volume');
+  assert.equal((await h.poolFiles('fast')).length, 6, 'only a, b and c exist');
+  await h.client.deleteVolume({ volume_id: c.id });
+  const full = await createVolume(h, 'cap-c', 212 * MiB);
   assert.deepEqual(await capacity(), { available: 0, maximum: 0, minimum: 16 * MiB });
   await expectCode(h.client.createVolume(volumeRequest('cap-d', 16 * MiB)), status.RESOURCE_EXHAUSTED, 'full pool');
   await h.client.deleteVolume({ volume_id: b.id });
   assert.equal((await capacity()).available, 200 * MiB);
   await h.client.deleteVolume({ volume_id: a.id });
-  await h.client.deleteVolume({ volume_id: c.id });
+  await h.client.deleteVolume({ volume_id: full.id });
   assert.equal((await capacity()).available, 512 * MiB);
   assert.deepEqual(await h.poolFiles('fast'), []);
 });
