@@ -10,6 +10,7 @@ import { deviceNumber } from '../sys/device-id.js';
 import { filesystemErrorCount, growFilesystem, growUnmountedExt4, makeFilesystem, OnlineGrowRefused } from '../sys/filesystem.js';
 import { bindMount, findMount, mountDevice, readMountTable, type MountEntry } from '../sys/mounts.js';
 import { run } from '../sys/exec.js';
+import { backingFileOf } from '../sys/loop.js';
 import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability, type Capability } from './capability.js';
 import type { DriverContext } from './context.js';
@@ -49,12 +50,6 @@ async function unmount(target: string): Promise<void> {
   await run('umount', [target], { timeoutMs: 120_000 });
 }
 
-/** Mounting at `p` would hide every mount below it, such as another volume's staging mount or publication. */
-async function refuseMountsBelow(p: string): Promise<void> {
-  const hidden = (await readMountTable()).find((e) => isInside(e.mountPoint, p));
-  if (hidden) throw failedPrecondition(`${hidden.mountPoint} is mounted below ${p}; mounting there would hide it`);
-}
-
 function readOnlyMount(m: MountEntry): boolean {
   return m.options.includes('ro');
 }
@@ -62,6 +57,23 @@ function readOnlyMount(m: MountEntry): boolean {
 export function nodeService(ctx: DriverContext) {
   const { catalog } = ctx;
   const checkPath = (p: string, field: string) => requireResolvedTargetPath(p, field, ctx.targetRoots(), catalog.poolDirs());
+
+  /**
+   * Mounting at `p` must neither hide the mounts below it (another volume's staging mount or
+   * publication) nor land inside a Lode volume (the mkdir and the mount would write into that
+   * volume's filesystem and pin it).
+   */
+  async function refuseNesting(p: string): Promise<void> {
+    for (const e of await readMountTable()) {
+      if (isInside(e.mountPoint, p)) throw failedPrecondition(`${e.mountPoint} is mounted below ${p}; mounting there would hide it`);
+      if (isInside(p, e.mountPoint) && /^\/dev\/loop\d+$/.test(e.source)) {
+        const backing = await backingFileOf(e.source);
+        if (backing !== undefined && catalog.poolDirs().some((dir) => isInside(backing, dir))) {
+          throw failedPrecondition(`${p} lies inside ${e.mountPoint}, a Lode volume; mounting there would write into it`);
+        }
+      }
+    }
+  }
 
   function volume(id: string): VolumeRecord {
     const r = catalog.get(id);
@@ -99,14 +111,13 @@ export function nodeService(ctx: DriverContext) {
           throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
         }
       }
-      if (r.accessType === 'mount') {
-        // Checked before attaching or formatting anything, so a refused stage leaves no loop device behind.
-        const occupied = await findMount(staging);
-        const own = occupied ? await pool.device(r) : undefined;
-        if (occupied && (own === undefined || occupied.devId !== (await deviceNumber(own)))) {
-          throw failedPrecondition(`another filesystem is mounted at ${staging}`);
-        }
-        if (!occupied) await refuseMountsBelow(staging);
+      // Checked before attaching or formatting anything, so a refused stage leaves no loop device behind.
+      const occupied = r.accessType === 'mount' ? await findMount(staging) : undefined;
+      if (occupied) {
+        const own = await pool.device(r);
+        if (own === undefined || occupied.devId !== (await deviceNumber(own))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+      } else {
+        await refuseNesting(staging);
       }
       const device = await pool.attach(r);
       failpoint('stage:attached');
@@ -214,7 +225,7 @@ export function nodeService(ctx: DriverContext) {
         }
         return {};
       }
-      await refuseMountsBelow(target);
+      await refuseNesting(target);
       const pub: Publication = { targetPath: target, readOnly };
       if (r.accessType === 'mount') {
         await fs.mkdir(target, { recursive: true });
@@ -260,7 +271,7 @@ export function nodeService(ctx: DriverContext) {
         return {};
       }
       if (await findMount(target)) throw failedPrecondition(`something else is mounted at ${target}`);
-      await refuseMountsBelow(target);
+      await refuseNesting(target);
       const pool = catalog.pool(attrs.pool).config;
       const fsType = cap.fsType || attrs.fsType || 'ext4';
       const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);

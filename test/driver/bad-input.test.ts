@@ -141,6 +141,17 @@ test('a stage or publish over a directory that holds other volumes\' mounts is r
   await refused('publish a over the pods directory', h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: path.join(h.kubeletDir, 'pods'), volume_capability: cap }), status.FAILED_PRECONDITION);
 });
 
+test('a stage or publish inside another volume\'s mount is refused: it would write into that volume', async () => {
+  const cap = fsCap();
+  const inside = [path.join(b.target, 'nested'), path.join(b.staging, 'nested'), path.join(b.target, 'deep', 'er')];
+  for (const p of inside) {
+    await refused(`stage c inside ${p}`, h.client.nodeStageVolume({ volume_id: c, staging_target_path: p, volume_capability: cap }), status.FAILED_PRECONDITION);
+    await refused(`publish a inside ${p}`, h.client.nodePublishVolume({ volume_id: a.id, staging_target_path: a.staging, target_path: p, volume_capability: cap }), status.FAILED_PRECONDITION);
+    await refused(`inline publish inside ${p}`, h.client.nodePublishVolume({ volume_id: 'csi-nested', target_path: p, volume_capability: cap, volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' } }), status.FAILED_PRECONDITION);
+  }
+  assert.deepEqual((await fs.readdir(b.staging)).sort(), ['lost+found'], 'nothing was created inside b');
+});
+
 test('a symlink under the target root that leads to another volume\'s mounts is seen through', async () => {
   const links = path.join(h.kubeletDir, 'pods', 'links');
   await fs.mkdir(links, { recursive: true });

@@ -137,6 +137,29 @@ test('block and filesystem access do not mix', async () => {
   assert.deepEqual(await h.poolFiles(), []);
 });
 
+test('a block volume is never staged or published inside a mounted volume', async () => {
+  const fsVol = await createVolume(h, 'blk-host-fs', 16 * MiB);
+  const fsStaging = h.stagingPath('blk-host-fs');
+  await h.client.nodeStageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging, volume_capability: fsCap() });
+  const b = await createVolume(h, 'blk-nested', 16 * MiB, { cap: rawCap() });
+  try {
+    await expectCode(h.client.nodeStageVolume({ volume_id: b.id, staging_target_path: path.join(fsStaging, 'blk'), volume_capability: rawCap() }), status.FAILED_PRECONDITION, 'stage inside a filesystem volume');
+    const staging = h.stagingPath('blk-nested');
+    await h.client.nodeStageVolume({ volume_id: b.id, staging_target_path: staging, volume_capability: rawCap() });
+    await expectCode(
+      h.client.nodePublishVolume({ volume_id: b.id, staging_target_path: staging, target_path: path.join(fsStaging, 'dev'), volume_capability: rawCap() }),
+      status.FAILED_PRECONDITION, 'device file inside a filesystem volume',
+    );
+    assert.deepEqual(await fs.readdir(fsStaging), ['lost+found'], 'nothing was created inside the filesystem volume');
+    await h.client.nodeUnstageVolume({ volume_id: b.id, staging_target_path: staging });
+  } finally {
+    await h.client.nodeUnstageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging });
+    await h.client.deleteVolume({ volume_id: fsVol.id });
+    await h.client.deleteVolume({ volume_id: b.id });
+  }
+  assert.deepEqual(await h.loops(), []);
+});
+
 test('DeleteVolume refuses a block volume that is still staged or published', async () => {
   const v = await createVolume(h, 'blk-busy', 16 * MiB, { cap: rawCap() });
   const staging = h.stagingPath('blk-busy');
