@@ -313,6 +313,7 @@ export function nodeService(ctx: DriverContext) {
       const m = await findMount(target);
       if (!r) {
         if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
+        await refuseNesting(target); // an empty file or directory inside a volume is a pod's, not a target
         await removeTarget(target);
         return {};
       }
@@ -325,6 +326,7 @@ export function nodeService(ctx: DriverContext) {
         await unmount(target);
         failpoint('unpublish:unmounted');
       }
+      await refuseNesting(target);
       await removeTarget(target);
       if (pub?.device) await pool.detachDevice(pub.device);
       if (r.ephemeral) {

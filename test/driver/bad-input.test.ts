@@ -150,6 +150,19 @@ test('a stage or publish inside another volume\'s mount is refused: it would wri
     await refused(`inline publish inside ${p}`, h.client.nodePublishVolume({ volume_id: 'csi-nested', target_path: p, volume_capability: cap, volume_context: { 'csi.storage.k8s.io/ephemeral': 'true', size: '16Mi' } }), status.FAILED_PRECONDITION);
   }
   assert.deepEqual((await fs.readdir(b.staging)).sort(), ['lost+found'], 'nothing was created inside b');
+
+  // Unpublish removes the empty directory or file it made at a target; inside a volume, an empty
+  // file or directory is a pod's own, and no unpublish may remove it.
+  await fs.writeFile(path.join(b.target, 'empty-marker'), '');
+  await fs.mkdir(path.join(b.target, 'empty-dir'));
+  for (const name of ['empty-marker', 'empty-dir']) {
+    for (const id of [a.id, 'lv-5555555555555555555555555555555555555555']) {
+      await refused(`unpublish ${id} at ${name} inside b`, h.client.nodeUnpublishVolume({ volume_id: id, target_path: path.join(b.target, name) }), status.FAILED_PRECONDITION);
+    }
+  }
+  assert.deepEqual((await fs.readdir(b.target)).sort(), ['empty-dir', 'empty-marker', 'lost+found'], 'b\'s files are all there');
+  await fs.rm(path.join(b.target, 'empty-marker'));
+  await fs.rmdir(path.join(b.target, 'empty-dir'));
 });
 
 test('a symlink under the target root that leads to another volume\'s mounts is seen through', async () => {
