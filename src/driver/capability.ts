@@ -22,6 +22,8 @@ export interface Capability {
 
 /** Mount flags are single options; a comma would smuggle in several. */
 const MOUNT_FLAG = /^[A-Za-z0-9_][A-Za-z0-9_.=:/+-]{0,127}$/;
+/** Options that would change what is mounted or how, not tune the filesystem: Lode decides those. */
+const RESERVED_FLAGS = /^(bind|rbind|remount|move|make-\w+|loop(=.*)?|x-.*|X-.*)$/;
 
 /** Returns a description of why `cap` is not supported, or the parsed capability. */
 export function parseCapability(cap: VolumeCapability__Output | null | undefined, field: string): Capability | string {
@@ -42,6 +44,7 @@ export function parseCapability(cap: VolumeCapability__Output | null | undefined
     const flags = m?.mount_flags ?? [];
     for (const f of flags) {
       if (!MOUNT_FLAG.test(f)) return `${field}: mount flag "${JSON.stringify(f).slice(1, -1)}" is not a single mount option`;
+      if (RESERVED_FLAGS.test(f)) return `${field}: mount flag "${f}" is not allowed: it changes what is mounted, which is the driver's to decide`;
     }
     return { accessType: 'mount', fsType: fs as FsType | '', mountFlags: [...flags], mode };
   }

@@ -119,6 +119,9 @@ export function nodeService(ctx: DriverContext) {
       } else {
         await refuseNesting(staging);
       }
+      // A missing or truncated image is the node's state, not a fault of the call.
+      const broken = await pool.problem(r);
+      if (broken !== undefined) throw failedPrecondition(`volume ${id} cannot be staged: ${broken}`);
       const device = await pool.attach(r);
       failpoint('stage:attached');
       await fs.mkdir(staging, { recursive: true });

@@ -245,3 +245,26 @@ test('after all of it, the published volume still reads and writes', async () =>
   const stats = await h.client.nodeGetVolumeStats({ volume_id: a.id, volume_path: a.target });
   assert.equal(stats.volume_condition?.abnormal, false);
 });
+
+test('mount flags that would change what is mounted are refused before anything happens', async () => {
+  const own = await DriverHarness.start();
+  try {
+    const v = await own.client.createVolume({ name: 'flags', capacity_range: { required_bytes: 16 * MiB }, volume_capabilities: [fsCap()] });
+    const id = v.volume?.volume_id ?? '';
+    const staging = own.stagingPath('flags');
+    for (const flag of ['bind', 'rbind', 'remount', 'move', 'loop', 'loop=/dev/loop0', 'make-shared', 'X-mount.mkdir', 'x-systemd.automount']) {
+      const msg = await expectCode(
+        own.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: fsCap('ext4', 'SINGLE_NODE_WRITER', [flag]) }),
+        status.INVALID_ARGUMENT, flag,
+      );
+      assert.match(msg, /not allowed/);
+    }
+    assert.deepEqual(await own.mounts(), []);
+    assert.deepEqual(await own.loops(), []);
+    // Flags that only tune the filesystem still pass.
+    await own.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: fsCap('ext4', 'SINGLE_NODE_WRITER', ['noatime', 'nodev']) });
+    await own.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
+  } finally {
+    await own.cleanup();
+  }
+});

@@ -49,7 +49,12 @@ export class DriverHarness {
     const h = new DriverHarness(root, opts);
     for (const p of h.pools) await fs.mkdir(h.poolDir(p.name), { recursive: true });
     await fs.mkdir(h.kubeletDir, { recursive: true });
-    await h.startProcess(env);
+    try {
+      await h.startProcess(env);
+    } catch (err) {
+      await h.cleanup();
+      throw err;
+    }
     return h;
   }
 
