@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
 import { needsRoot } from './run-helpers.js';
@@ -30,5 +30,6 @@ describe('lode bench on SIGINT', { skip: needsRoot }, () => {
     assert.deepEqual(await mountsUnder(root), []);
     assert.deepEqual(await loopsUnder(root), []);
     assert.deepEqual(existsSync(root) ? readdirSync(root) : [], [], 'the run directory is gone');
+    if (existsSync(root)) rmdirSync(root);
   });
 });

@@ -1,5 +1,5 @@
 // Shared by the bench tests: run a built-in scenario with real drivers in a scratch dir and check nothing is left behind.
-import { mkdtempSync, existsSync } from 'node:fs';
+import { mkdtempSync, existsSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
@@ -26,6 +26,7 @@ export async function runBuiltIn(file: string, seed?: number): Promise<RunResult
   assert.equal(existsSync(workDir), false, 'work dir removed');
   assert.deepEqual(result.teardownProblems, [], 'teardown without problems');
   assert.deepEqual(result.controllerErrors, [], 'no controller errors');
+  rmdirSync(root); // empty by now (checked above); rmdir, not rm -r, so a leftover would fail loudly
   return result;
 }
 
