@@ -8,7 +8,7 @@ import { PoolFullError } from '../pool/volume-catalog.js';
 import type { Publication, VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { filesystemErrorCount, growFilesystem, growUnmountedExt4, makeFilesystem, OnlineGrowRefused } from '../sys/filesystem.js';
-import { bindMount, findMount, mountDevice, readMountTable, type MountEntry } from '../sys/mounts.js';
+import { bindMount, findMount, mountAt, mountDevice, readMountTable, type MountEntry } from '../sys/mounts.js';
 import { run } from '../sys/exec.js';
 import { backingFileOf } from '../sys/loop.js';
 import { failpoint } from '../util/failpoint.js';
@@ -63,8 +63,8 @@ export function nodeService(ctx: DriverContext) {
    * publication) nor land inside a Lode volume (the mkdir and the mount would write into that
    * volume's filesystem and pin it).
    */
-  async function refuseNesting(p: string): Promise<void> {
-    for (const e of await readMountTable()) {
+  async function refuseNesting(p: string, mounts: readonly MountEntry[]): Promise<void> {
+    for (const e of mounts) {
       if (isInside(e.mountPoint, p)) throw failedPrecondition(`${e.mountPoint} is mounted below ${p}; mounting there would hide it`);
       if (isInside(p, e.mountPoint) && /^\/dev\/loop\d+$/.test(e.source)) {
         const backing = await backingFileOf(e.source);
@@ -97,27 +97,29 @@ export function nodeService(ctx: DriverContext) {
     const cap = requireCapability(req.volume_capability, 'volume_capability');
     return ctx.locks.with([id], async () => {
       const r = volume(id);
+      // One look at the mount table per call: the checks below all read the same snapshot.
+      const mounts = await readMountTable();
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it is never staged`);
       if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
       const pool = catalog.pool(r.pool);
       if (r.staging !== null && r.staging !== staging) {
-        const stillThere = r.accessType === 'mount' ? await findMount(r.staging) : await pool.device(r);
+        const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await pool.device(r);
         if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
       }
       const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
       if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
       if (r.staging === staging && !sameFlags(r.stagingFlags, cap.mountFlags)) {
-        if (r.accessType === 'block' || (await findMount(staging))) {
+        if (r.accessType === 'block' || mountAt(mounts, staging)) {
           throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
         }
       }
       // Checked before attaching or formatting anything, so a refused stage leaves no loop device behind.
-      const occupied = r.accessType === 'mount' ? await findMount(staging) : undefined;
+      const occupied = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
       if (occupied) {
         const own = await pool.device(r);
         if (own === undefined || occupied.devId !== (await deviceNumber(own))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
       } else {
-        await refuseNesting(staging);
+        await refuseNesting(staging, mounts);
       }
       // A missing or truncated image is the node's state, not a fault of the call.
       const broken = await pool.problem(r);
@@ -129,7 +131,7 @@ export function nodeService(ctx: DriverContext) {
       // power loss could make a later stage format over the user's data.
       let durable = false;
       if (r.accessType === 'mount' && fsType !== '') {
-        const m = await findMount(staging);
+        const m = occupied;
         const mountedHere = m !== undefined && m.devId === (await deviceNumber(device));
         if (!r.formatted) {
           // Format once: the record, not a probe of the device, says whether this volume
@@ -170,14 +172,15 @@ export function nodeService(ctx: DriverContext) {
     const staging = await checkPath(req.staging_target_path, 'staging_target_path');
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
-      const m = await findMount(staging);
+      const mounts = await readMountTable();
+      const m = mountAt(mounts, staging);
       if (!r || r.state !== 'ready') {
         if (m) throw notFound(`volume ${id} does not exist; the mount at ${staging} is left alone`);
         return {};
       }
       if (r.staging !== null && r.staging !== staging) return {}; // staged elsewhere: nothing at this path is ours
       const live: Publication[] = [];
-      for (const p of r.publications) if (await findMount(p.targetPath)) live.push(p);
+      for (const p of r.publications) if (mountAt(mounts, p.targetPath)) live.push(p);
       if (live.length > 0) throw failedPrecondition(`volume ${id} is still published at ${live.map((p) => p.targetPath).join(', ')}`);
       const pool = catalog.pool(r.pool);
       if (m) {
@@ -213,10 +216,11 @@ export function nodeService(ctx: DriverContext) {
       if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
       if (r.staging !== staging) throw failedPrecondition(`volume ${id} is not staged at ${staging}; call NodeStageVolume first`);
       const pool = catalog.pool(r.pool);
-      const stagingMount = r.accessType === 'mount' ? await findMount(staging) : undefined;
+      const mounts = await readMountTable();
+      const stagingMount = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
       if (r.accessType === 'mount' && !stagingMount) throw failedPrecondition(`volume ${id}'s staging mount at ${staging} is gone; stage it again`);
       const known = r.publications.find((p) => p.targetPath === target);
-      const m = await findMount(target);
+      const m = mountAt(mounts, target);
       if (m) {
         if (!known && !(await belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
         // A read-only raw block publication is a read-write bind of a read-only device, so the record says which it is.
@@ -228,7 +232,7 @@ export function nodeService(ctx: DriverContext) {
         }
         return {};
       }
-      await refuseNesting(target);
+      await refuseNesting(target, mounts);
       const pub: Publication = { targetPath: target, readOnly };
       if (r.accessType === 'mount') {
         await fs.mkdir(target, { recursive: true });
@@ -258,11 +262,12 @@ export function nodeService(ctx: DriverContext) {
     if (missing !== undefined) throw resourceExhausted(`${missing}; the inline volume cannot be made on node ${ctx.config.nodeId}`);
     return ctx.locks.with([id], async () => {
       const existing = catalog.get(id);
+      const mounts = await readMountTable();
       if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
       if (existing) {
         const pub = existing.publications[0];
         if (pub && pub.targetPath !== target) throw failedPrecondition(`inline volume ${id} is published at ${pub.targetPath}`);
-        const m = await findMount(target);
+        const m = mountAt(mounts, target);
         if (m) {
           if (readOnlyMount(m) !== readOnly) throw alreadyExists(`inline volume ${id} is published ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
           return {};
@@ -273,8 +278,8 @@ export function nodeService(ctx: DriverContext) {
         await mountDevice(device, target, existing.fsType || 'ext4', [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
         return {};
       }
-      if (await findMount(target)) throw failedPrecondition(`something else is mounted at ${target}`);
-      await refuseNesting(target);
+      if (mountAt(mounts, target)) throw failedPrecondition(`something else is mounted at ${target}`);
+      await refuseNesting(target, mounts);
       const pool = catalog.pool(attrs.pool).config;
       const fsType = cap.fsType || attrs.fsType || 'ext4';
       const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);
@@ -313,10 +318,13 @@ export function nodeService(ctx: DriverContext) {
     const target = await checkPath(req.target_path, 'target_path');
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
-      const m = await findMount(target);
+      // The snapshot stays good for refuseNesting after our own unmount: that only removes the
+      // mount at the target itself, and refuseNesting looks below and above it.
+      const mounts = await readMountTable();
+      const m = mountAt(mounts, target);
       if (!r) {
         if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
-        await refuseNesting(target); // an empty file or directory inside a volume is a pod's, not a target
+        await refuseNesting(target, mounts); // an empty file or directory inside a volume is a pod's, not a target
         await removeTarget(target);
         return {};
       }
@@ -329,7 +337,7 @@ export function nodeService(ctx: DriverContext) {
         await unmount(target);
         failpoint('unpublish:unmounted');
       }
-      await refuseNesting(target);
+      await refuseNesting(target, mounts);
       await removeTarget(target);
       if (pub?.device) await pool.detachDevice(pub.device);
       if (r.ephemeral) {

@@ -1,5 +1,5 @@
 // The loop-image backend: each volume is a preallocated image file in the pool directory, attached to a loop device.
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { accessSync, promises as fs, constants as fsConstants, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
@@ -10,6 +10,14 @@ import type { Pool, PoolConfig } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export const IMAGE_SUFFIX = '.img';
+
+function readSysfs(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
 
 /** The folder inside a pool directory that holds images and their records. */
 export function volumesDir(poolDir: string): string {
@@ -128,7 +136,7 @@ export class LoopPool implements Pool {
       const checked: LoopDevice[] = [];
       for (const device of hint) {
         if ((await backingFileOf(device)) !== image) break;
-        const ro = (await fs.readFile(`/sys/block/${path.basename(device)}/ro`, 'utf8').catch(() => '0')).trim() === '1';
+        const ro = readSysfs(`/sys/block/${path.basename(device)}/ro`) === '1';
         checked.push({ device, backingFile: image, readOnly: ro });
       }
       if (checked.length === hint.length) return checked;
@@ -140,7 +148,7 @@ export class LoopPool implements Pool {
 
   async attach(record: VolumeRecord, readOnly = false): Promise<string> {
     const image = this.imagePath(record);
-    await fs.access(image);
+    accessSync(image); // the pool's own local disk: metadata calls are quick and never hang
     const devices = await this.devicesOf(image);
     // A writable attach reuses the writable device, so retries after a crash never stack devices.
     const existing = devices.find((d) => d.readOnly === readOnly);
@@ -174,7 +182,7 @@ export class LoopPool implements Pool {
   async problem(record: VolumeRecord): Promise<string | undefined> {
     const image = this.imagePath(record);
     try {
-      const st = await fs.stat(image);
+      const st = statSync(image);
       if (st.size < record.capacityBytes) return `backing image ${image} is ${st.size} bytes, expected ${record.capacityBytes}`;
     } catch {
       return `backing image ${image} is missing`;

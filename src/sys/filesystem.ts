@@ -1,5 +1,5 @@
 // Filesystems on block devices: detect, create, grow and check for errors (ext4 and xfs).
-import { promises as fs } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ExecError, run } from './exec.js';
 
@@ -75,7 +75,7 @@ export async function growUnmountedExt4(device: string): Promise<void> {
 /** Errors the kernel counted on an ext4 filesystem since mount (0 when not ext4 or unknown). */
 export async function filesystemErrorCount(device: string): Promise<number> {
   try {
-    const text = await fs.readFile(path.join('/sys/fs/ext4', path.basename(device), 'errors_count'), 'utf8');
+    const text = readFileSync(path.join('/sys/fs/ext4', path.basename(device), 'errors_count'), 'utf8'); // sysfs: never blocks
     return Number(text.trim()) || 0;
   } catch {
     return 0;

@@ -1,5 +1,5 @@
 // Loop devices: find, attach, detach and resize them, reading sysfs rather than parsing tool output.
-import { promises as fs } from 'node:fs';
+import { accessSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { run } from './exec.js';
 
@@ -13,9 +13,11 @@ export interface LoopDevice {
   readOnly: boolean;
 }
 
+// sysfs is read synchronously: it answers from memory and never hangs, and a trip through
+// the thread pool per file costs more than the read itself.
 async function readTrim(file: string): Promise<string | undefined> {
   try {
-    return (await fs.readFile(file, 'utf8')).trim();
+    return readFileSync(file, 'utf8').trim();
   } catch {
     return undefined;
   }
@@ -35,7 +37,7 @@ async function isReadOnly(device: string): Promise<boolean> {
 export async function listLoopDevices(): Promise<LoopDevice[]> {
   let names: string[];
   try {
-    names = (await fs.readdir(SYS_BLOCK)).filter((n) => /^loop\d+$/.test(n));
+    names = readdirSync(SYS_BLOCK).filter((n) => /^loop\d+$/.test(n));
   } catch {
     return [];
   }
@@ -79,7 +81,7 @@ export async function refreshLoopCapacity(device: string): Promise<void> {
 /** True when this kernel can attach loop devices at all. */
 export async function loopSupported(): Promise<boolean> {
   try {
-    await fs.access('/dev/loop-control');
+    accessSync('/dev/loop-control');
     return true;
   } catch {
     return false;
