@@ -8,12 +8,11 @@ import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
 import { grpcCode } from '../../csi/client.js';
-import { capabilitiesFor, claimToProvision, createParameters, isDeletable, pvForVolume, pvNameFor, removeDeletedPv } from './provisioning-helpers.js';
+import {
+  CALL_TIMEOUT_MS, RETRY_MAX_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, pvForVolume, pvNameFor, retryDelayMs,
+} from './provisioning-helpers.js';
 import type { CentralRouter } from './central-router.js';
 
-const RETRY_START_MS = 1_000;
-const RETRY_MAX_MS = 5 * 60_000;
-const CALL_TIMEOUT_MS = 10_000;
 
 /**
  * A central provisioner sees every node's topology segment. Without --strict-topology
@@ -95,7 +94,7 @@ export class CentralProvisioner extends Controller {
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
       const maxed = isFinalError(err) && grpcCode(err) === CODE.INVALID_ARGUMENT;
-      this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+      this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : retryDelayMs(n));
       return;
     }
     const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : request;
@@ -109,18 +108,8 @@ export class CentralProvisioner extends Controller {
   private async syncVolume(name: string): Promise<void> {
     const pv = this.ctx.store.get('PersistentVolume', name);
     if (!isDeletable(this.ctx, pv)) return;
-    try {
-      await this.router.deleteVolume(pv, CALL_TIMEOUT_MS);
-    } catch (err) {
-      this.ctx.events.record(this.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
-      const n = (this.failures.get(`pv/${name}`) ?? 0) + 1;
-      this.failures.set(`pv/${name}`, n);
-      this.enqueueAfter(`pv:${name}`, Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
-      return;
-    }
-    this.failures.delete(`pv/${name}`);
-    this.ctx.metrics.volumesDeleted++;
-    removeDeletedPv(this.ctx, name);
-    this.onCapacityChange();
+    const deleter = { ctx: this.ctx, source: this.source, failures: this.failures, enqueueAfter: (k: string, ms: number) => this.enqueueAfter(k, ms) };
+    if (await deleteReleasedPv(deleter, pv, () => this.router.deleteVolume(pv, CALL_TIMEOUT_MS))) this.onCapacityChange();
   }
+
 }

@@ -7,19 +7,16 @@ import type { CreateVolumeRequest, Topology } from '../../csi/types.js';
 import { ANN_SELECTED_NODE } from '../api/annotations.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
-import { capabilitiesFor, claimToProvision, createParameters, isDeletable, pvForVolume, pvNameFor, removeDeletedPv } from './provisioning-helpers.js';
+import {
+  CALL_TIMEOUT_MS, RETRY_MAX_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, pvForVolume, pvNameFor, retryDelayMs,
+} from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
 import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
 import { grpcCode } from '../../csi/client.js';
 
-/** Provision retry backoff of the provisioning library: 1 s doubling to --retry-interval-max 5 min. */
-const RETRY_START_MS = 1_000;
-const RETRY_MAX_MS = 5 * 60_000;
 /** --node-deployment-base-delay / --node-deployment-max-delay for Immediate claims. */
 const OWNER_BASE_DELAY_MS = 20_000;
 const OWNER_MAX_DELAY_MS = 60_000;
-/** --timeout of CreateVolume/DeleteVolume calls. */
-const CALL_TIMEOUT_MS = 10_000;
 
 export interface ProvisionerOptions {
   /** Called after a Provision or Delete that may change this node's free space (capacity refresh). */
@@ -130,7 +127,7 @@ export class ExternalProvisioner extends Controller {
   private retry(key: string, maxed = false): void {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
-    this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+    this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : retryDelayMs(n));
   }
 
   private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass): Promise<void> {
@@ -198,19 +195,12 @@ export class ExternalProvisioner extends Controller {
     const me = { metadata: { name: this.driver.nodeName, labels: this.segments } };
     if (required !== undefined && !nodeSelectorMatches(required, me)) return;
     const handle = pv.spec?.csi?.volumeHandle ?? '';
-    try {
+    const deleter = { ctx: this.ctx, source: this.source, failures: this.failures, enqueueAfter: (k: string, ms: number) => this.enqueueAfter(k, ms) };
+    const deleted = await deleteReleasedPv(deleter, pv, () => {
       this.ctx.metrics.countDriverCall('DeleteVolume');
-      await this.driver.client.deleteVolume({ volume_id: handle }, { timeoutMs: CALL_TIMEOUT_MS });
-    } catch (err) {
-      this.ctx.events.record(this.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
-      const n = (this.failures.get(`pv/${name}`) ?? 0) + 1;
-      this.failures.set(`pv/${name}`, n);
-      this.enqueueAfter(`pv:${name}`, Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
-      return;
-    }
-    this.failures.delete(`pv/${name}`);
-    this.ctx.metrics.volumesDeleted++;
-    removeDeletedPv(this.ctx, name);
-    this.opts.onCapacityChange();
+      return this.driver.client.deleteVolume({ volume_id: handle }, { timeoutMs: CALL_TIMEOUT_MS });
+    });
+    if (deleted) this.opts.onCapacityChange();
   }
+
 }

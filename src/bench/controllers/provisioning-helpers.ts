@@ -1,10 +1,21 @@
 // What the node-mode and central external-provisioners share: which claims to act on, the CreateVolume request, the PV built from its answer.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { BenchContext } from '../runtime/context.js';
+import { rpcErrorText } from '../nodes/csi-errors.js';
 import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
 import { formatBytesQuantity } from '../api/quantity.js';
+
+/** The provisioner library's retry backoff (1 s doubling to 5 min) and the sidecar's --timeout default. */
+export const RETRY_START_MS = 1_000;
+export const RETRY_MAX_MS = 5 * 60_000;
+export const CALL_TIMEOUT_MS = 10_000;
+
+/** Delay before retry number `n` (1-based). */
+export function retryDelayMs(n: number): number {
+  return Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS);
+}
 
 /** The claim behind a queue key if this driver's provisioner should act on it: unbound, annotated for this driver, class of this driver. */
 export function claimToProvision(ctx: BenchContext, key: string): { pvc: V1PersistentVolumeClaim; sc: V1StorageClass } | undefined {
@@ -81,4 +92,33 @@ export function removeDeletedPv(ctx: BenchContext, name: string): void {
   ctx.store.modify('PersistentVolume', name, undefined, (o) => {
     o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PROVISIONER);
   });
+}
+
+/** What deleteReleasedPv needs of the controller calling it. */
+export interface PvDeleter {
+  readonly ctx: BenchContext;
+  readonly source: string;
+  readonly failures: Map<string, number>;
+  enqueueAfter(key: string, delayMs: number): void;
+}
+
+/**
+ * DeleteVolume through `call`, then the PV's removal; on failure a VolumeFailedDelete event
+ * and a retry with backoff. True when the volume is gone.
+ */
+export async function deleteReleasedPv(c: PvDeleter, pv: V1PersistentVolume, call: () => Promise<unknown>): Promise<boolean> {
+  const name = pv.metadata?.name ?? '';
+  try {
+    await call();
+  } catch (err) {
+    c.ctx.events.record(c.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
+    const n = (c.failures.get(`pv/${name}`) ?? 0) + 1;
+    c.failures.set(`pv/${name}`, n);
+    c.enqueueAfter(`pv:${name}`, retryDelayMs(n));
+    return false;
+  }
+  c.failures.delete(`pv/${name}`);
+  c.ctx.metrics.volumesDeleted++;
+  removeDeletedPv(c.ctx, name);
+  return true;
 }
