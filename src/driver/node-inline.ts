@@ -1,0 +1,74 @@
+// CSI inline ephemeral volumes: created, formatted and mounted by NodePublishVolume itself.
+import { promises as fs } from 'node:fs';
+import type * as csi from '../csi/types.js';
+import { formatSize } from '../pool/sizes.js';
+import { PoolFullError } from '../pool/volume-catalog.js';
+import type { VolumeRecord } from '../pool/volume-record.js';
+import { makeFilesystem } from '../sys/filesystem.js';
+import { mountAt, mountDevice, readMountTable } from '../sys/mounts.js';
+import { failpoint } from '../util/failpoint.js';
+import type { Capability } from './capability.js';
+import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
+import { readOnlyMount, removeTarget, type NodeKit } from './node-kit.js';
+import { poolMissing, readInlineAttributes } from './parameters.js';
+import { chooseSize } from './sizing.js';
+
+export async function publishInline(
+  kit: NodeKit, req: csi.NodePublishVolumeRequest__Output, id: string, target: string, cap: Capability, readOnly: boolean,
+): Promise<csi.NodePublishVolumeResponse> {
+  if (cap.accessType !== 'mount') throw invalidArgument('inline ephemeral volumes are filesystems; block access is not supported');
+  const attrs = readInlineAttributes(req.volume_context, kit.catalog);
+  const missing = poolMissing(attrs, kit.catalog);
+  if (missing !== undefined) throw resourceExhausted(`${missing}; the inline volume cannot be made on node ${kit.ctx.config.nodeId}`);
+  return kit.ctx.locks.with([id], async () => {
+    const existing = kit.catalog.get(id);
+    const mounts = await readMountTable();
+    if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
+    if (existing) {
+      const pub = existing.publications[0];
+      if (pub && pub.targetPath !== target) throw failedPrecondition(`inline volume ${id} is published at ${pub.targetPath}`);
+      const m = mountAt(mounts, target);
+      if (m) {
+        if (readOnlyMount(m) !== readOnly) throw alreadyExists(`inline volume ${id} is published ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
+        return {};
+      }
+      // Mount lost (a reboot): mount the existing filesystem again.
+      const device = await kit.catalog.pool(existing.pool).attach(existing);
+      await fs.mkdir(target, { recursive: true });
+      await mountDevice(device, target, existing.fsType || 'ext4', [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+      return {};
+    }
+    if (mountAt(mounts, target)) throw failedPrecondition(`something else is mounted at ${target}`);
+    await kit.refuseNesting(target, mounts);
+    const pool = kit.catalog.pool(attrs.pool).config;
+    const fsType = cap.fsType || attrs.fsType || 'ext4';
+    const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);
+    if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
+      throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
+    }
+    const record: VolumeRecord = {
+      version: 1, id, name: id, pool: pool.name, capacityBytes: size, state: 'creating', accessType: 'mount',
+      fsType, formatted: false, parameters: { ...req.volume_context }, ephemeral: true,
+      createdAt: new Date().toISOString(), staging: null, stagingFlags: cap.mountFlags,
+      publications: [{ targetPath: target, readOnly }],
+    };
+    try {
+      await kit.catalog.provision(record, async (rec, p) => {
+        const device = await p.attach(rec);
+        await makeFilesystem(device, fsType);
+        rec.formatted = true;
+        rec.filesystemBytes = rec.capacityBytes;
+        await fs.mkdir(target, { recursive: true });
+        await mountDevice(device, target, fsType, [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+        failpoint('inline:mounted');
+      });
+    } catch (err) {
+      if (err instanceof PoolFullError) {
+        throw resourceExhausted(`pool ${err.pool} on node ${kit.ctx.config.nodeId} has ${formatSize(err.available)} free; inline volume needs ${formatSize(err.requested)}`);
+      }
+      await removeTarget(target);
+      throw err;
+    }
+    return {};
+  });
+}

@@ -1,0 +1,109 @@
+// NodePublishVolume and NodeUnpublishVolume: bind a staged volume into a pod, and take it out again.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type * as csi from '../csi/types.js';
+import type { Publication } from '../pool/volume-record.js';
+import { bindMount, mountAt, readMountTable } from '../sys/mounts.js';
+import { failpoint } from '../util/failpoint.js';
+import { isReadOnlyMode, requireCapability } from './capability.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
+import { publishInline } from './node-inline.js';
+import { readOnlyMount, removeTarget, unmount, type NodeKit } from './node-kit.js';
+import { EPHEMERAL_KEY } from './parameters.js';
+import { isInside, requireVolumeId } from './validate.js';
+
+export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__Output): Promise<csi.NodePublishVolumeResponse> {
+  const id = requireVolumeId(req.volume_id);
+  const target = await kit.checkPath(req.target_path, 'target_path');
+  const cap = requireCapability(req.volume_capability, 'volume_capability');
+  const readOnly = req.readonly || isReadOnlyMode(cap.mode);
+  if (req.volume_context[EPHEMERAL_KEY] === 'true') return publishInline(kit, req, id, target, cap, readOnly);
+  if (req.staging_target_path === '') throw invalidArgument('staging_target_path is required: this driver stages volumes (STAGE_UNSTAGE_VOLUME)');
+  const staging = await kit.checkPath(req.staging_target_path, 'staging_target_path');
+  // A bind at, inside or over the staging path would stack on or hide the staging mount.
+  if (target === staging || isInside(target, staging) || isInside(staging, target)) {
+    throw invalidArgument(`target_path "${target}" must lie apart from staging_target_path "${staging}"`);
+  }
+  return kit.ctx.locks.with([id], async () => {
+    const r = kit.volume(id);
+    if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
+    if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
+    if (r.staging !== staging) throw failedPrecondition(`volume ${id} is not staged at ${staging}; call NodeStageVolume first`);
+    const pool = kit.catalog.pool(r.pool);
+    const mounts = await readMountTable();
+    const stagingMount = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
+    if (r.accessType === 'mount' && !stagingMount) throw failedPrecondition(`volume ${id}'s staging mount at ${staging} is gone; stage it again`);
+    const known = r.publications.find((p) => p.targetPath === target);
+    const m = mountAt(mounts, target);
+    if (m) {
+      if (!known && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
+      // A read-only raw block publication is a read-write bind of a read-only device, so the record says which it is.
+      const publishedReadOnly = r.accessType === 'block' && known ? known.readOnly : readOnlyMount(m);
+      if (publishedReadOnly !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${publishedReadOnly ? 'read-only' : 'read-write'}`);
+      if (!known) {
+        r.publications.push({ targetPath: target, readOnly });
+        await kit.catalog.save(r, false);
+      }
+      return {};
+    }
+    await kit.refuseNesting(target, mounts);
+    const pub: Publication = { targetPath: target, readOnly };
+    if (r.accessType === 'mount') {
+      await fs.mkdir(target, { recursive: true });
+      await bindMount(staging, target, readOnly, cap.mountFlags);
+      failpoint('publish:mounted');
+    } else {
+      // A read-only raw block publication gets its own read-only loop device: a read-only
+      // bind of a writable device node would still let the pod write.
+      const device = readOnly ? await pool.attach(r, true) : (await pool.device(r)) ?? (await pool.attach(r));
+      if (readOnly) pub.device = device;
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await (await fs.open(target, 'a', 0o600)).close();
+      await bindMount(device, target, false);
+    }
+    r.publications = [...r.publications.filter((p) => p.targetPath !== target), pub];
+    await kit.catalog.save(r, false);
+    return {};
+  });
+}
+
+export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeRequest__Output): Promise<csi.NodeUnpublishVolumeResponse> {
+  const id = requireVolumeId(req.volume_id);
+  const target = await kit.checkPath(req.target_path, 'target_path');
+  return kit.ctx.locks.with([id], async () => {
+    const r = kit.catalog.get(id);
+    // The snapshot stays good for refuseNesting after our own unmount: that only removes the
+    // mount at the target itself, and refuseNesting looks below and above it.
+    const mounts = await readMountTable();
+    const m = mountAt(mounts, target);
+    if (!r) {
+      if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
+      await kit.refuseNesting(target, mounts); // an empty file or directory inside a volume is a pod's, not a target
+      await removeTarget(target);
+      return {};
+    }
+    const pool = kit.catalog.pool(r.pool);
+    const pub = r.publications.find((p) => p.targetPath === target);
+    if (m) {
+      // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
+      if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
+      if (!pub && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
+      await unmount(target);
+      failpoint('unpublish:unmounted');
+    }
+    await kit.refuseNesting(target, mounts);
+    await removeTarget(target);
+    if (pub?.device) await pool.detachDevice(pub.device);
+    if (r.ephemeral) {
+      // Only unpublishing its own target ends an inline volume: a call naming another path
+      // must not delete the image under the pod that still has it mounted.
+      if (pub) await kit.catalog.destroy(r);
+      return {};
+    }
+    if (pub) {
+      r.publications = r.publications.filter((p) => p !== pub);
+      await kit.catalog.save(r, false);
+    }
+    return {};
+  });
+}
