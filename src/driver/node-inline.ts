@@ -5,7 +5,7 @@ import { formatSize } from '../pool/sizes.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { makeFilesystem } from '../sys/filesystem.js';
-import { mountAt, mountDevice, readMountTable } from '../sys/mounts.js';
+import { mountAt, mountDevice, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
@@ -21,9 +21,15 @@ export async function publishInline(
   const missing = poolMissing(attrs, kit.catalog);
   if (missing !== undefined) throw resourceExhausted(`${missing}; the inline volume cannot be made on node ${kit.ctx.config.nodeId}`);
   return kit.ctx.locks.with([id], async () => {
-    const existing = kit.catalog.get(id);
-    const mounts = await readMountTable();
+    let existing = kit.catalog.get(id);
     if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
+    if (existing && existing.state !== 'ready') {
+      // A create whose undo failed part-way: finish removing it, then make the volume anew.
+      for (const p of existing.publications) await unmountIfMounted(p.targetPath);
+      await kit.catalog.destroy(existing);
+      existing = undefined;
+    }
+    const mounts = await readMountTable();
     if (existing) {
       const pub = existing.publications[0];
       if (pub && pub.targetPath !== target) throw failedPrecondition(`inline volume ${id} is published at ${pub.targetPath}`);

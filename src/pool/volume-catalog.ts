@@ -158,7 +158,7 @@ export class VolumeCatalog implements PoolStatsSource {
         for (const p of record.publications) await unmountIfMounted(p.targetPath);
         await this.destroy(record);
       } catch (undoErr) {
-        // The record stays "creating"; the next start rolls it back.
+        // Whatever is left (a record, an image) is finished by a retried call or at the next start.
         log('error', 'undo of failed create failed', { id: record.id, error: (undoErr as Error).message });
       }
       throw err;
