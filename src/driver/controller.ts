@@ -3,7 +3,6 @@ import type * as csi from '../csi/types.js';
 import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
 import { formatSize } from '../pool/sizes.js';
 import { findMount } from '../sys/mounts.js';
-import { PoolFullError } from '../pool/volume-catalog.js';
 import type { Pool } from '../pool/pool.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
@@ -100,24 +99,15 @@ export function controllerService(ctx: DriverContext) {
       }
       const pool = catalog.pool(params.pool).config;
       const size = chooseSize(range, pool, fsType);
-      const stats = catalog.statsOf(params.pool);
       if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
         throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
-      }
-      if (size > stats.availableBytes) {
-        throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} has ${formatSize(stats.availableBytes)} free; ${formatSize(size)} asked`);
       }
       const record: VolumeRecord = {
         version: 1, id, name, pool: params.pool, capacityBytes: size, state: 'creating',
         accessType, fsType, formatted: false, parameters: { ...req.parameters }, ephemeral: false,
         createdAt: new Date().toISOString(), staging: null, stagingFlags: [], publications: [],
       };
-      try {
-        await catalog.provision(record);
-      } catch (err) {
-        if (err instanceof PoolFullError) throw resourceExhausted(`pool ${err.pool} on node ${ctx.config.nodeId} has ${formatSize(err.available)} free; ${formatSize(err.requested)} asked`);
-        throw err;
-      }
+      await catalog.provision(record); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
       return { volume: toCsiVolume(ctx, record) };
     });
   }

@@ -1,9 +1,8 @@
 // Growing a volume's backing storage, shared by ControllerExpandVolume and NodeExpandVolume.
 import { formatSize } from '../pool/sizes.js';
-import { PoolFullError } from '../pool/volume-catalog.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import type { DriverContext } from './context.js';
-import { failedPrecondition, outOfRange, resourceExhausted } from './errors.js';
+import { failedPrecondition, outOfRange } from './errors.js';
 import { chooseSize, type Range } from './sizing.js';
 
 /**
@@ -21,14 +20,7 @@ export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Ra
   if (pool.config.maxVolumeBytes !== undefined && size > pool.config.maxVolumeBytes) {
     throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}; ${formatSize(size)} asked`);
   }
-  try {
-    await ctx.catalog.grow(r, size);
-  } catch (err) {
-    if (err instanceof PoolFullError) {
-      throw resourceExhausted(`pool ${err.pool} has ${formatSize(err.available)} free; growing by ${formatSize(err.requested)} needs more`);
-    }
-    throw err;
-  }
+  await ctx.catalog.grow(r, size); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
   // An attached loop device keeps its old size until told.
   await pool.refreshDevice(r);
 }

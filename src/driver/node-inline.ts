@@ -69,10 +69,8 @@ export async function publishInline(
         failpoint('inline:mounted');
       });
     } catch (err) {
-      if (err instanceof PoolFullError) {
-        throw resourceExhausted(`pool ${err.pool} on node ${kit.ctx.config.nodeId} has ${formatSize(err.available)} free; inline volume needs ${formatSize(err.requested)}`);
-      }
-      await removeTarget(target);
+      // A full pool made nothing, so there is no target of ours to remove.
+      if (!(err instanceof PoolFullError)) await removeTarget(target);
       throw err;
     }
     return {};

@@ -8,6 +8,7 @@ import { log } from '../util/log.js';
 import { LoopPool, volumesDir } from './loop-pool.js';
 import type { Pool, PoolConfig } from './pool.js';
 import { RecordStore } from './record-store.js';
+import { formatSize } from './sizes.js';
 import type { VolumeRecord } from './volume-record.js';
 
 interface PoolEntry {
@@ -17,10 +18,10 @@ interface PoolEntry {
   volumes: number;
 }
 
-/** Raised when a pool cannot take a volume of the asked size. */
+/** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
 export class PoolFullError extends Error {
-  constructor(readonly pool: string, readonly requested: number, readonly available: number) {
-    super(`pool ${pool} has ${available} bytes free, ${requested} asked`);
+  constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
+    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
     this.name = 'PoolFullError';
   }
 }
@@ -138,7 +139,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
     const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
-    if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available);
+    if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
     record.state = 'creating';
     this.add(record);
     try {
@@ -194,7 +195,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
     const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
-    if (extra > available) throw new PoolFullError(record.pool, extra, available);
+    if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;
     e.allocatedBytes += extra;
     record.capacityBytes = newBytes;
