@@ -46,13 +46,4 @@ export class EventLog {
     this.events.push(e);
     for (const l of this.listeners) l(e);
   }
-
-  /** Events about one object, optionally with one reason. */
-  about(kind: string, name: string, reason?: string): BenchEvent[] {
-    return this.events.filter((e) => e.kind === kind && e.name === name && (reason === undefined || e.reason === reason));
-  }
-
-  withReason(reason: string): BenchEvent[] {
-    return this.events.filter((e) => e.reason === reason);
-  }
 }

@@ -62,10 +62,6 @@ export class VirtualClock {
   advanceTo(ms: number): void {
     if (ms > this.nowMs) this.nowMs = ms;
   }
-
-  pendingTimers(): number {
-    return this.timers.size;
-  }
 }
 
 /** "1m30s", "250ms", "2h0m5s": a virtual duration the way kubectl prints ages. */

@@ -36,8 +36,6 @@ export class NodeDriver {
   private log: WriteStream | undefined;
   private csi: CsiClient | undefined;
   private recentOutput = '';
-  /** How many times the process was started (restarts included). */
-  starts = 0;
   readonly installed: boolean;
 
   constructor(private readonly opts: NodeDriverOptions) {
@@ -104,7 +102,6 @@ export class NodeDriver {
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     this.child = child;
-    this.starts++;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     child.once('exit', () => {
       if (this.child === child) {

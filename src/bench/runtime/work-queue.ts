@@ -16,8 +16,4 @@ export class WorkQueue {
     if (key !== undefined) this.queued.delete(key);
     return key;
   }
-
-  get length(): number {
-    return this.order.length;
-  }
 }

@@ -6,7 +6,6 @@ import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, W
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
-import { formatDuration } from '../clock/virtual-clock.js';
 
 export interface RunOptions {
   workDir: string;
@@ -228,5 +227,3 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     teardownProblems: [],
   };
 }
-
-export { formatDuration };

@@ -82,7 +82,7 @@ function pvCapacity(pv: V1PersistentVolume): number {
 }
 
 /** findMatchingVolumes: the smallest fitting PV per claim, claims taken smallest first. */
-function findMatchingVolumes(store: ObjectStore, claims: V1PersistentVolumeClaim[], node: V1Node): { satisfied: boolean; bindings: PodVolumes['staticBindings']; toProvision: V1PersistentVolumeClaim[] } {
+function findMatchingVolumes(store: ObjectStore, claims: V1PersistentVolumeClaim[], node: V1Node): { bindings: PodVolumes['staticBindings']; toProvision: V1PersistentVolumeClaim[] } {
   const sorted = [...claims].sort((a, b) => (requestedBytes(a) ?? 0) - (requestedBytes(b) ?? 0));
   const chosen = new Set<string>();
   const bindings: PodVolumes['staticBindings'] = [];
@@ -97,7 +97,7 @@ function findMatchingVolumes(store: ObjectStore, claims: V1PersistentVolumeClaim
     chosen.add(pv.metadata?.name ?? '');
     bindings.push({ pv, pvc });
   }
-  return { satisfied: true, bindings, toProvision };
+  return { bindings, toProvision };
 }
 
 /** FindMatchingVolume from pv_helpers: a PV pre-bound to the claim wins, else the smallest Available match. */
