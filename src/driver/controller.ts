@@ -2,9 +2,9 @@
 import type * as csi from '../csi/types.js';
 import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
 import { formatSize } from '../pool/sizes.js';
-import { findMount } from '../sys/mounts.js';
+import { mountAt, readMountTable } from '../sys/mounts.js';
 import type { Pool } from '../pool/pool.js';
-import type { VolumeRecord } from '../pool/volume-record.js';
+import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
 import { growBacking } from './expansion.js';
@@ -220,10 +220,9 @@ export function controllerService(ctx: DriverContext) {
  * What still uses the volume, by the kernel's state (records can be stale after a reboot): its
  * mounts, and for a staged raw block volume, whose staging path holds no mount, its attached device.
  */
-export async function holdersOf(r: VolumeRecord, pool: Pool): Promise<string[]> {
-  const paths = [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
-  const held: string[] = [];
-  for (const p of paths) if (await findMount(p)) held.push(p);
+async function holdersOf(r: VolumeRecord, pool: Pool): Promise<string[]> {
+  const mounts = await readMountTable();
+  const held = volumePaths(r).filter((p) => mountAt(mounts, p) !== undefined);
   if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await pool.device(r)) !== undefined) {
     held.push(r.staging);
   }

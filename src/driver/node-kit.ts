@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Pool } from '../pool/pool.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
-import type { VolumeRecord } from '../pool/volume-record.js';
+import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { run } from '../sys/exec.js';
 import { backingFileOf } from '../sys/loop.js';
@@ -85,15 +85,11 @@ export class NodeKit {
     return false;
   }
 
-  pathsOf(r: VolumeRecord): string[] {
-    return [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
-  }
-
   /** `p` if it is where the volume is staged or published, else NOT_FOUND. */
   async requirePathOf(r: VolumeRecord, p: string): Promise<string> {
     // Records hold resolved paths (see requireResolvedTargetPath), so the caller's is resolved too.
     const normal = path.isAbsolute(p) ? await resolveExisting(path.normalize(p).replace(/(.)\/+$/, '$1')) : p;
-    if (!this.pathsOf(r).includes(normal)) throw notFound(`volume ${r.id} is not staged or published at "${p}"`);
+    if (!volumePaths(r).includes(normal)) throw notFound(`volume ${r.id} is not staged or published at "${p}"`);
     return normal;
   }
 }

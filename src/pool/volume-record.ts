@@ -58,3 +58,8 @@ export function checkRecord(v: unknown): string | undefined {
   if (!Array.isArray(r.publications) || !Array.isArray(r.stagingFlags)) return 'bad publications';
   return undefined;
 }
+
+/** Every path the volume is staged or published at, publications first. */
+export function volumePaths(r: VolumeRecord): string[] {
+  return [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
+}
