@@ -304,7 +304,7 @@ export class Kubelet extends Controller {
           this.ctx.metrics.countDriverCall('NodeUnpublishVolume');
           await this.driver.client.nodeUnpublishVolume({ volume_id: m.handle, target_path: m.targetPath }, { timeoutMs: 120_000 });
         } catch (err) {
-          this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKeyMeta(key) }, 'Warning', 'FailedUnmount', `UnmountVolume.TearDown failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
+          this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKey(key) }, 'Warning', 'FailedUnmount', `UnmountVolume.TearDown failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
           this.enqueueAfter(key, 2_000);
           return false;
         }
@@ -316,7 +316,7 @@ export class Kubelet extends Controller {
             this.staged.delete(m.handle);
             await rm(join(m.stagingPath, '..'), { recursive: true, force: true });
           } catch (err) {
-            this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKeyMeta(key) }, 'Warning', 'FailedUnmount', `UnmountDevice failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
+            this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKey(key) }, 'Warning', 'FailedUnmount', `UnmountDevice failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
           }
         }
       }
@@ -368,9 +368,4 @@ export class Kubelet extends Controller {
     }
     return errors;
   }
-}
-
-function splitKeyMeta(key: string): { name: string; namespace: string | undefined } {
-  const { namespace, name } = splitKey(key);
-  return { name, namespace };
 }

@@ -6,6 +6,7 @@ import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, W
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
+import { splitKey } from '../api/kinds.js';
 
 export interface RunOptions {
   workDir: string;
@@ -20,22 +21,17 @@ export interface RunOptions {
   unmodelled?: UnmodelledFields;
 }
 
-function splitName(n: string): { namespace: string; name: string } {
-  const i = n.indexOf('/');
-  return i < 0 ? { namespace: 'default', name: n } : { namespace: n.slice(0, i), name: n.slice(i + 1) };
-}
-
 function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: number; since: number }): boolean {
   const store = cluster.store;
   switch (c.for) {
     case 'allPodsRunning':
       return store.list('Pod').every((p) => p.status?.phase === 'Running');
     case 'podsRunning':
-      return c.names.every((n) => { const { namespace, name } = splitName(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
+      return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
     case 'pvcsBound':
-      return c.names.every((n) => { const { namespace, name } = splitName(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
+      return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
     case 'gone': {
-      const { namespace, name } = splitName(c.name);
+      const { namespace, name } = splitKey(c.name);
       return store.get(c.kind, name, namespace) === undefined;
     }
     case 'settled': {
