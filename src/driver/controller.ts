@@ -4,7 +4,7 @@ import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../ge
 import { formatSize } from '../pool/sizes.js';
 import { mountAt, readMountTable } from '../sys/mounts.js';
 import type { Pool } from '../pool/pool.js';
-import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
+import { newVolumeRecord, volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
 import { growBacking } from './expansion.js';
@@ -102,11 +102,7 @@ export function controllerService(ctx: DriverContext) {
       if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
         throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
       }
-      const record: VolumeRecord = {
-        version: 1, id, name, pool: params.pool, capacityBytes: size, state: 'creating',
-        accessType, fsType, formatted: false, parameters: { ...req.parameters }, ephemeral: false,
-        createdAt: new Date().toISOString(), staging: null, stagingFlags: [], publications: [],
-      };
+      const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false });
       await catalog.provision(record); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
       return { volume: toCsiVolume(ctx, record) };
     });

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import type * as csi from '../csi/types.js';
 import { formatSize } from '../pool/sizes.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
-import type { VolumeRecord } from '../pool/volume-record.js';
+import { newVolumeRecord } from '../pool/volume-record.js';
 import { makeFilesystem } from '../sys/filesystem.js';
 import { mountAt, mountDevice, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
@@ -52,12 +52,10 @@ export async function publishInline(
     if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
       throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
     }
-    const record: VolumeRecord = {
-      version: 1, id, name: id, pool: pool.name, capacityBytes: size, state: 'creating', accessType: 'mount',
-      fsType, formatted: false, parameters: { ...req.volume_context }, ephemeral: true,
-      createdAt: new Date().toISOString(), staging: null, stagingFlags: cap.mountFlags,
-      publications: [{ targetPath: target, readOnly }],
-    };
+    const record = newVolumeRecord({
+      id, name: id, pool: pool.name, capacityBytes: size, accessType: 'mount', fsType, parameters: req.volume_context,
+      ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }],
+    });
     try {
       await kit.catalog.provision(record, async (rec, p) => {
         const device = await p.attach(rec);

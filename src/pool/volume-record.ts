@@ -63,3 +63,15 @@ export function checkRecord(v: unknown): string | undefined {
 export function volumePaths(r: VolumeRecord): string[] {
   return [...r.publications.map((p) => p.targetPath), ...(r.staging ? [r.staging] : [])];
 }
+
+/** What a caller decides about a new volume; the rest of its record starts the same for every volume. */
+export type NewVolume = Pick<VolumeRecord, 'id' | 'name' | 'pool' | 'capacityBytes' | 'accessType' | 'fsType' | 'parameters' | 'ephemeral'>
+  & Partial<Pick<VolumeRecord, 'stagingFlags' | 'publications'>>;
+
+/** A record for a volume about to be made: not yet formatted, staged or (unless given) published. */
+export function newVolumeRecord(v: NewVolume): VolumeRecord {
+  return {
+    version: 1, state: 'creating', formatted: false, createdAt: new Date().toISOString(), staging: null,
+    stagingFlags: [], publications: [], ...v, parameters: { ...v.parameters },
+  };
+}
