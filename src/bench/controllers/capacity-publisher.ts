@@ -26,12 +26,10 @@ export interface CapacityPublisherOptions {
 }
 
 export class CapacityPublisher extends Controller {
-  private readonly managedBy: string;
   private pollTimer: number | undefined;
 
   constructor(private readonly ctx: BenchContext, name: string, private readonly opts: CapacityPublisherOptions) {
     super(name, ctx.clock);
-    this.managedBy = opts.managedBy;
     ctx.store.watch('StorageClass', () => this.enqueue('refresh'));
   }
 
@@ -64,15 +62,16 @@ export class CapacityPublisher extends Controller {
   }
 
   private mine(): V1CSIStorageCapacity[] {
-    return this.ctx.store.list('CSIStorageCapacity', this.ctx.systemNamespace).filter((c) => c.metadata?.labels?.[LABEL_CAPACITY_MANAGED_BY] === this.managedBy);
+    return this.ctx.store.list('CSIStorageCapacity', this.ctx.systemNamespace).filter((c) => c.metadata?.labels?.[LABEL_CAPACITY_MANAGED_BY] === this.opts.managedBy);
   }
 
   async reconcile(): Promise<void> {
     const existing = this.mine();
+    const classes = this.classes();
     const wanted = new Set<string>();
     const sameSegment = (c: V1CSIStorageCapacity, seg: Record<string, string>): boolean => JSON.stringify(c.nodeTopology?.matchLabels ?? {}) === JSON.stringify(seg);
     for (const target of this.opts.targets()) {
-      for (const sc of this.classes()) {
+      for (const sc of classes) {
         const className = sc.metadata?.name ?? '';
         wanted.add(`${className}|${JSON.stringify(target.segment)}`);
         let capacity: string;
@@ -91,7 +90,7 @@ export class CapacityPublisher extends Controller {
           this.ctx.store.create('CSIStorageCapacity', {
             apiVersion: 'storage.k8s.io/v1',
             kind: 'CSIStorageCapacity',
-            metadata: { generateName: 'csisc-', namespace: this.ctx.systemNamespace, labels: { [LABEL_CAPACITY_DRIVER]: this.ctx.driverName, [LABEL_CAPACITY_MANAGED_BY]: this.managedBy } },
+            metadata: { generateName: 'csisc-', namespace: this.ctx.systemNamespace, labels: { [LABEL_CAPACITY_DRIVER]: this.ctx.driverName, [LABEL_CAPACITY_MANAGED_BY]: this.opts.managedBy } },
             storageClassName: className,
             nodeTopology: { matchLabels: { ...target.segment } },
             capacity,
