@@ -5,7 +5,6 @@ import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
 import { attachNewLoop, backingFileOf, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
-import { RECORD_SUFFIX } from './record-store.js';
 import type { Pool, PoolConfig } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
@@ -200,6 +199,3 @@ export class LoopPool implements Pool {
     }
   }
 }
-
-/** File suffixes Lode itself writes into a pool, for tests that check nothing else appears. */
-export const POOL_FILE_SUFFIXES = [IMAGE_SUFFIX, RECORD_SUFFIX];

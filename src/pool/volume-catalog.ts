@@ -1,6 +1,5 @@
 // Every volume on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { PoolStats, PoolStatsSource } from '../driver/observer.js';
 import { unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
@@ -216,10 +215,5 @@ export class VolumeCatalog implements PoolStatsSource {
   private async refresh(pool: string): Promise<void> {
     const e = this.entry(pool);
     await e.pool.refresh(e.allocatedBytes).catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
-  }
-
-  /** For logs and tests: where a volume's files live. */
-  volumePath(record: VolumeRecord): string {
-    return path.join(volumesDir(this.entry(record.pool).pool.config.dir), record.id);
   }
 }

@@ -10,18 +10,6 @@ export function isSupportedFsType(v: string): v is FsType {
   return (SUPPORTED_FS_TYPES as readonly string[]).includes(v);
 }
 
-/** The filesystem type on `device`, or null for a blank device. */
-export async function detectFilesystem(device: string): Promise<string | null> {
-  try {
-    const { stdout } = await run('blkid', ['-p', '-o', 'value', '-s', 'TYPE', device], { timeoutMs: 60_000 });
-    return stdout.trim() || null;
-  } catch (err) {
-    // blkid exits 2 when it finds nothing: a blank device.
-    if (err instanceof ExecError && err.exitCode === 2) return null;
-    throw err;
-  }
-}
-
 /**
  * Formats `device`. ext4 gets no reserved blocks (a volume's user should get all of it),
  * lazy init, and 4 KiB blocks even when small: mkfs would pick 1 KiB blocks below 512 MiB,

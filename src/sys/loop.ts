@@ -46,11 +46,6 @@ export async function listLoopDevices(): Promise<LoopDevice[]> {
   return Promise.all(attached.map(async (d) => ({ ...d, readOnly: await isReadOnly(d.device) })));
 }
 
-/** Loop devices backed by `imagePath` (an absolute, resolved path). */
-export async function loopDevicesFor(imagePath: string): Promise<LoopDevice[]> {
-  return (await listLoopDevices()).filter((d) => d.backingFile === imagePath);
-}
-
 /** The attach itself: losetup picks a free device. */
 export async function attachNewLoop(imagePath: string, readOnly: boolean): Promise<string> {
   const args = ['--find', '--show'];
@@ -60,11 +55,6 @@ export async function attachNewLoop(imagePath: string, readOnly: boolean): Promi
   const device = stdout.trim();
   if (!/^\/dev\/loop\d+$/.test(device)) throw new Error(`losetup printed "${device}", expected /dev/loopN`);
   return device;
-}
-
-/** True when `device` is attached to `imagePath` with the given mode (one or two sysfs reads). */
-export async function isAttachedTo(device: string, imagePath: string, readOnly: boolean): Promise<boolean> {
-  return (await backingFileOf(device)) === imagePath && (await isReadOnly(device)) === readOnly;
 }
 
 /** Detaches `device`; a device that is already gone is not an error. */
