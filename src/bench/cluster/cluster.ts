@@ -258,6 +258,7 @@ export class Cluster {
     if (this.tornDown) return [];
     this.tornDown = true;
     const problems: string[] = [];
+    const pvs = this.store.list('PersistentVolume');
     for (const n of this.nodes.values()) {
       if (n.provisioner) this.runtime.unregister(n.provisioner);
       if (n.capacity) this.runtime.unregister(n.capacity);
@@ -272,7 +273,7 @@ export class Cluster {
       }
       problems.push(...await n.kubelet.unmountAll());
       const handles = new Set<string>();
-      for (const pv of this.store.list('PersistentVolume')) {
+      for (const pv of pvs) {
         const handle = pv.spec?.csi?.volumeHandle;
         if (handle === undefined || pv.spec?.csi?.driver !== this.driverName) continue;
         const affinity = JSON.stringify(pv.spec?.nodeAffinity ?? {});
