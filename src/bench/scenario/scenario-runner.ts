@@ -148,12 +148,14 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
 function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capacities: CapacityRow[]; pvs: Map<string, V1PersistentVolume> } {
   const store = cluster.store;
   const m = cluster.metrics;
+  // The latest Warning about each pod, in one pass over the log.
+  const lastWarning = new Map<string, string>();
+  for (const e of cluster.events.events) if (e.kind === 'Pod' && e.type === 'Warning') lastWarning.set(`${e.namespace}/${e.name}`, e.message);
   const pods: PodRow[] = store.list('Pod').map((p) => {
     const key = podKey(p);
     let reason = '';
     if (p.status?.phase !== 'Running') {
-      const kubeletProblem = [...cluster.events.events].reverse().find((e) => e.kind === 'Pod' && `${e.namespace}/${e.name}` === key && e.type === 'Warning');
-      reason = cluster.scheduler.lastFailure.get(key) ?? kubeletProblem?.message ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
+      reason = cluster.scheduler.lastFailure.get(key) ?? lastWarning.get(key) ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
     }
     return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
   });
