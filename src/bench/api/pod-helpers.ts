@@ -1,5 +1,5 @@
 // Facts about pods that several controllers need: their claims, resource requests, and whether they still hold a node.
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { parseQuantity } from './quantity.js';
 
 /** One PVC a pod uses, named as GetPodVolumeClaims names it. */
@@ -10,11 +10,17 @@ export interface PodClaim {
   ephemeral: boolean;
 }
 
+/** The claim a pod volume uses, or undefined for volumes without one (csi, emptyDir, ...). */
+export function volumeClaimName(pod: V1Pod, v: V1Volume): string | undefined {
+  if (v.persistentVolumeClaim) return v.persistentVolumeClaim.claimName;
+  return v.ephemeral ? `${pod.metadata?.name}-${v.name}` : undefined;
+}
+
 export function podClaims(pod: V1Pod): PodClaim[] {
   const out: PodClaim[] = [];
   for (const v of pod.spec?.volumes ?? []) {
-    if (v.persistentVolumeClaim) out.push({ volumeName: v.name, claimName: v.persistentVolumeClaim.claimName, ephemeral: false });
-    else if (v.ephemeral) out.push({ volumeName: v.name, claimName: `${pod.metadata?.name}-${v.name}`, ephemeral: true });
+    const claimName = volumeClaimName(pod, v);
+    if (claimName !== undefined) out.push({ volumeName: v.name, claimName, ephemeral: !v.persistentVolumeClaim });
   }
   return out;
 }

@@ -2,13 +2,13 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { V1CSIDriver, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { NodeDriver } from '../nodes/node-driver.js';
 import { EPHEMERAL_CONTEXT_KEY } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
-import { podKey } from '../api/pod-helpers.js';
+import { podKey, requestedBytes, volumeClaimName } from '../api/pod-helpers.js';
 import { parseQuantity, humanBytes } from '../api/quantity.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
@@ -136,18 +136,18 @@ export class Kubelet extends Controller {
       [EPHEMERAL_CONTEXT_KEY]: String(ephemeral),
     } : {};
     for (const v of pod.spec?.volumes ?? []) {
-      const plan = this.planFor(pod, v, ns, podContext);
+      const plan = this.planFor(pod, v, ns, csiDriver, podContext);
       if (typeof plan === 'string') return plan;
       if (plan !== undefined) plans.push(plan);
     }
     return plans;
   }
 
-  private planFor(pod: V1Pod, v: V1Volume, ns: string, podContext: (ephemeral: boolean) => Record<string, string>): MountPlan | string | undefined {
+  private planFor(pod: V1Pod, v: V1Volume, ns: string, csiDriver: V1CSIDriver | undefined, podContext: (ephemeral: boolean) => Record<string, string>): MountPlan | string | undefined {
     const notRegistered = (driver: string): string => `volume "${v.name}": kubernetes.io/csi: driver name ${driver} not found in the list of registered CSI drivers`;
     if (v.csi) {
       if (v.csi.driver !== this.ctx.driverName || !this.driver.installed) return notRegistered(v.csi.driver);
-      const modes = this.ctx.store.get('CSIDriver', this.ctx.driverName)?.spec?.volumeLifecycleModes ?? ['Persistent'];
+      const modes = csiDriver?.spec?.volumeLifecycleModes ?? ['Persistent'];
       if (!modes.includes('Ephemeral')) return `volume "${v.name}": volume mode "Ephemeral" not supported by driver ${this.ctx.driverName} (only supports ${JSON.stringify(modes)})`;
       const attrs = { ...(v.csi.volumeAttributes ?? {}) };
       const handle = 'csi-' + createHash('sha256').update((pod.metadata?.uid ?? '') + v.name).digest('hex');
@@ -157,7 +157,7 @@ export class Kubelet extends Controller {
         requestBytes: attrs.size !== undefined ? parseQuantity(attrs.size) : 0,
       };
     }
-    const claimName = v.persistentVolumeClaim?.claimName ?? (v.ephemeral ? `${pod.metadata?.name}-${v.name}` : undefined);
+    const claimName = volumeClaimName(pod, v);
     if (claimName === undefined) return undefined; // emptyDir, configMap...: nothing for a CSI driver to do
     const pvc = this.ctx.store.get('PersistentVolumeClaim', claimName, ns);
     if (pvc === undefined || !isFullyBound(pvc)) return `waiting for persistentvolumeclaim "${claimName}" to be bound`;
@@ -165,11 +165,10 @@ export class Kubelet extends Controller {
     if (pv === undefined) return `persistentvolume "${pvc.spec?.volumeName}" not found`;
     if (pv.spec?.csi?.driver !== this.ctx.driverName) return `volume "${v.name}": only ${this.ctx.driverName} CSI volumes are mounted by the bench`;
     if (!this.driver.installed) return notRegistered(this.ctx.driverName);
-    const req = pvc.spec?.resources?.requests?.storage;
     return {
       volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? 'ext4',
       context: { ...(pv.spec.csi.volumeAttributes ?? {}), ...podContext(false) },
-      requestBytes: req !== undefined ? parseQuantity(req) : 0,
+      requestBytes: requestedBytes(pvc) ?? 0,
       pvName: pv.metadata?.name,
     };
   }
