@@ -2,7 +2,7 @@
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { FINALIZER_PV_PROTECTION, FINALIZER_PVC_PROTECTION } from '../api/annotations.js';
-import { objectKey, splitKey } from '../api/kinds.js';
+import { objectKey, splitKey, type KindMap } from '../api/kinds.js';
 import { isTerminated, podClaims } from '../api/pod-helpers.js';
 
 export class ProtectionController extends Controller {
@@ -30,37 +30,26 @@ export class ProtectionController extends Controller {
     const { namespace, name } = splitKey(key);
     const pvc = this.ctx.store.get('PersistentVolumeClaim', name, namespace);
     if (pvc === undefined) return;
-    const finalizers = pvc.metadata?.finalizers ?? [];
-    if (!pvc.metadata?.deletionTimestamp) {
-      if (!finalizers.includes(FINALIZER_PVC_PROTECTION)) {
-        this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
-          o.metadata!.finalizers = [...(o.metadata!.finalizers ?? []), FINALIZER_PVC_PROTECTION];
-        });
-      }
-      return;
-    }
-    const inUse = this.ctx.store.list('Pod', namespace).some((p) => !isTerminated(p) && podClaims(p).some((c) => c.claimName === name));
-    if (inUse || !finalizers.includes(FINALIZER_PVC_PROTECTION)) return;
-    this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
-      o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PVC_PROTECTION);
-    });
+    this.syncFinalizer('PersistentVolumeClaim', pvc, FINALIZER_PVC_PROTECTION,
+      () => !this.ctx.store.list('Pod', namespace).some((p) => !isTerminated(p) && podClaims(p).some((c) => c.claimName === name)));
   }
 
   private syncVolume(name: string): void {
     const pv = this.ctx.store.get('PersistentVolume', name);
     if (pv === undefined) return;
-    const finalizers = pv.metadata?.finalizers ?? [];
-    if (!pv.metadata?.deletionTimestamp) {
-      if (!finalizers.includes(FINALIZER_PV_PROTECTION)) {
-        this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
-          o.metadata!.finalizers = [...(o.metadata!.finalizers ?? []), FINALIZER_PV_PROTECTION];
-        });
-      }
-      return;
+    this.syncFinalizer('PersistentVolume', pv, FINALIZER_PV_PROTECTION, () => pv.status?.phase !== 'Bound');
+  }
+
+  /** The admission plugin's part (add `finalizer` to a live object), then the controller's (drop it once deleting and `released()`). */
+  private syncFinalizer<K extends 'PersistentVolumeClaim' | 'PersistentVolume'>(kind: K, obj: KindMap[K], finalizer: string, released: () => boolean): void {
+    const has = (obj.metadata?.finalizers ?? []).includes(finalizer);
+    const edit = (change: (finalizers: string[]) => string[]): void => {
+      this.ctx.store.modify(kind, obj.metadata?.name ?? '', obj.metadata?.namespace, (o) => { o.metadata!.finalizers = change(o.metadata!.finalizers ?? []); });
+    };
+    if (!obj.metadata?.deletionTimestamp) {
+      if (!has) edit((fs) => [...fs, finalizer]);
+    } else if (has && released()) {
+      edit((fs) => fs.filter((f) => f !== finalizer));
     }
-    if (pv.status?.phase === 'Bound' || !finalizers.includes(FINALIZER_PV_PROTECTION)) return;
-    this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
-      o.metadata!.finalizers = (o.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER_PV_PROTECTION);
-    });
   }
 }
