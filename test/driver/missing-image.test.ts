@@ -19,11 +19,13 @@ test('staging a volume whose image is gone answers FAILED_PRECONDITION naming th
       status.FAILED_PRECONDITION, 'stage',
     );
     assert.match(msg, /backing image .* is missing/);
+    assert.ok(msg.includes(path.join(h.poolDir('fast'), 'volumes', `${id}.img`)), `the message names the image: ${msg}`);
     assert.deepEqual(await h.loops(), []);
     assert.deepEqual(await h.mounts(), []);
     // Deleting it still works and gives the space back.
     await h.client.deleteVolume({ volume_id: id });
     assert.deepEqual(await h.poolFiles(), []);
+    assert.equal(Number((await h.client.getCapacity({ parameters: {} })).available_capacity), 1024 * MiB, 'the whole 1Gi pool is free again');
   } finally {
     await h.cleanup();
   }
