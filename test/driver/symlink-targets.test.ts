@@ -40,6 +40,15 @@ test('targets that resolve through a symlink to outside the target root or into 
     const staging = h.stagingPath('plain');
     await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: mountCap() });
     assert.ok((await h.mounts()).includes(staging));
+    // Publish follows the same rule: a target through the link is refused, even with a staged volume to bind.
+    for (const target of [path.join(h.kubeletDir, 'pods', 'evil', 'mount'), path.join(h.kubeletDir, 'pods', 'pool-link', 'mount')]) {
+      await assert.rejects(
+        h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCap() }),
+        (err: unknown) => grpcCode(err) === status.INVALID_ARGUMENT,
+      );
+    }
+    assert.deepEqual(await fs.readdir(outside), ['precious'], 'publish created nothing outside the root');
+    assert.deepEqual(await h.mounts(), [staging], 'publish mounted nothing');
     await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
     await h.client.deleteVolume({ volume_id: id });
   } finally {
