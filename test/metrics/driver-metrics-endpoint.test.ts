@@ -7,6 +7,8 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { grpcCode } from '../../src/csi/client.js';
 import { DriverHarness, LODE_CLI, MiB } from '../helpers/driver-harness.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
@@ -81,7 +83,10 @@ test('a volume lifecycle shows up in the scraped metrics, and pool figures match
   const size = Number(created.volume?.capacity_bytes);
   assert.ok(size >= 64 * MiB);
   // A request the pool cannot hold: counted under its status code, and no space is taken.
-  await assert.rejects(h.client.createVolume({ name: 'pvc-too-big', capacity_range: { required_bytes: 1024 * MiB }, volume_capabilities: [EXT4] }));
+  await assert.rejects(
+    h.client.createVolume({ name: 'pvc-too-big', capacity_range: { required_bytes: 1024 * MiB }, volume_capabilities: [EXT4] }),
+    (err: unknown) => grpcCode(err) === status.RESOURCE_EXHAUSTED,
+  );
 
   const staging = h.stagingPath('metrics');
   const target = h.targetPath('metrics');
@@ -98,6 +103,7 @@ test('a volume lifecycle shows up in the scraped metrics, and pool figures match
   assert.equal(rpcCount(s, 'CreateVolume'), 1);
   assert.equal(rpcCount(s, 'CreateVolume', 'RESOURCE_EXHAUSTED') + rpcCount(s, 'CreateVolume', 'OUT_OF_RANGE'), 1,
     'the oversized create is counted with its error code');
+  assert.equal(rpcCount(s, 'CreateVolume', 'RESOURCE_EXHAUSTED'), 1, 'a full pool is RESOURCE_EXHAUSTED');
   assert.equal(rpcCount(s, 'NodeStageVolume'), 1);
   assert.equal(rpcCount(s, 'NodePublishVolume'), 1);
   assert.ok(rpcCount(s, 'Probe') >= 1, 'the harness probes before the test starts');
