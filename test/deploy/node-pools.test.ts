@@ -82,7 +82,7 @@ test('a node with its own key gets its pools, and `lode driver` is exec-ed with 
   assert.equal(poolsOf(r), `fast=${s.root}/nvme/lode,size=100Gi;bulk=${s.root}/pools/bulk,size=2Ti,default-size=10Gi`);
   assert.deepEqual(r.stdout.split('\n').filter((l) => l.startsWith('ARG=')),
     ['ARG=/app/dist/src/cli/main.js', 'ARG=driver', 'ARG=--log-level=debug']);
-  await assert.rejects(fs.stat(path.join(s.root, 'pools', 'local')), 'the default pool is not created on this node');
+  await assert.rejects(fs.stat(path.join(s.root, 'pools', 'local')), { code: 'ENOENT' }, 'the default pool is not created on this node');
 });
 
 test('pool directories under pools/ are created; others must exist, so an unmounted disk is not replaced by the root filesystem', { skip }, async (t) => {
@@ -92,7 +92,7 @@ test('pool directories under pools/ are created; others must exist, so an unmoun
   const r = await s.run('worker-1');
   assert.equal(r.code, 0, r.stderr);
   assert.ok((await fs.stat(path.join(s.root, 'pools', 'local'))).isDirectory());
-  await assert.rejects(fs.stat(path.join(s.root, 'nvme')), 'a disk pool directory is never created');
+  await assert.rejects(fs.stat(path.join(s.root, 'nvme')), { code: 'ENOENT' }, 'a disk pool directory is never created');
   // The driver then refuses to start, naming the directory (checked against the real parser below).
 });
 
@@ -125,7 +125,7 @@ test('a pool outside the mounted host directory is refused before the driver sta
     assert.match(r.stderr, /must lie under|must not contain/);
     assert.ok(!r.stdout.includes('POOLS='));
   }
-  await assert.rejects(fs.stat(path.join(s.dir, 'escape')), 'nothing created outside the root');
+  await assert.rejects(fs.stat(path.join(s.dir, 'escape')), { code: 'ENOENT' }, 'nothing created outside the root');
 });
 
 test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (t) => {
