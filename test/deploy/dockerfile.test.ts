@@ -130,4 +130,5 @@ test('the runtime stage\'s COPY set is enough to run the CLI and the probe comma
   const proto = await run(['--input-type=module', '-e',
     `import { csiPackage } from ${JSON.stringify(path.join(app, 'dist/src/csi/proto.js'))}; csiPackage(); console.log('proto ok');`]);
   assert.equal(proto.code, 0, proto.out);
+  assert.match(proto.out, /proto ok/, 'the import ran to the end');
 });
