@@ -75,6 +75,7 @@ test('every flag can come from the environment, as the DaemonSet sets them', asy
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-env-'));
   await fs.mkdir(path.join(dir, 'a'));
   await fs.mkdir(path.join(dir, 'b'));
+  for (const k of ['k1', 'k2', 'k3']) await fs.mkdir(path.join(dir, k));
   const sock = path.join(dir, 'csi.sock');
   const proc = spawn(process.execPath, [LODE_CLI, 'driver'], {
     env: {
@@ -84,7 +85,8 @@ test('every flag can come from the environment, as the DaemonSet sets them', asy
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const { CsiClient } = await import('../../src/csi/client.js');
+  const { CsiClient, grpcCode } = await import('../../src/csi/client.js');
+  const { status } = await import('@grpc/grpc-js');
   const client = new CsiClient(`unix://${sock}`, 10_000);
   try {
     for (let i = 0; i < 100; i++) {
@@ -97,6 +99,13 @@ test('every flag can come from the environment, as the DaemonSet sets them', asy
     assert.deepEqual(node.accessible_topology?.segments, { 'topology.env.example.com/node': 'env-node' });
     assert.equal((await client.getCapacity({ parameters: { pool: 'a' } })).available_capacity, String(64 * MiB));
     assert.equal((await client.getCapacity({ parameters: { pool: 'b' } })).available_capacity, String(128 * MiB));
+    // LODE_TARGET_ROOTS: a path under either root is accepted (the unknown volume is then NOT_FOUND); one under neither is not.
+    const ghost = 'lv-' + '1'.repeat(40);
+    const stageAt = (p: string) => client.nodeStageVolume({ volume_id: ghost, staging_target_path: p, volume_capability: mountCap() });
+    for (const root of ['k1', 'k2']) {
+      await assert.rejects(stageAt(`${dir}/${root}/stage`), (err: unknown) => grpcCode(err) === status.NOT_FOUND, `${root} is a target root`);
+    }
+    await assert.rejects(stageAt(`${dir}/k3/stage`), (err: unknown) => grpcCode(err) === status.INVALID_ARGUMENT, 'k3 is not a target root');
   } finally {
     client.close();
     proc.kill('SIGTERM');
