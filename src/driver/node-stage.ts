@@ -51,8 +51,8 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     // power loss could make a later stage format over the user's data.
     let durable = false;
     if (r.accessType === 'mount' && fsType !== '') {
-      const m = occupied;
-      const mountedHere = m !== undefined && m.devId === (await deviceNumber(device));
+      // Anything mounted here is this volume (the check above refused anything else): a retry.
+      const mountedHere = occupied !== undefined;
       if (!r.formatted) {
         // Format once: the record, not a probe of the device, says whether this volume
         // was ever formatted. A crash before the record is saved only repeats the mkfs of
@@ -66,9 +66,7 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
         durable = true;
       }
       const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
-      if (m) {
-        if (!mountedHere) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
-      } else {
+      if (!mountedHere) {
         // A volume expanded while not staged grows here, before anyone uses it.
         if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
         const opts = [isReadOnlyMode(cap.mode) ? 'ro' : 'rw', ...cap.mountFlags];
