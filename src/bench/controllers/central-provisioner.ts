@@ -4,12 +4,11 @@ import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { CreateVolumeRequest, Topology, Volume__Output } from '../../csi/types.js';
 import { ANN_SELECTED_NODE } from '../api/annotations.js';
-import { objectKey, splitKey } from '../api/kinds.js';
+import { objectKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
-import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
-import { grpcCode } from '../../csi/client.js';
 import {
-  CALL_TIMEOUT_MS, RETRY_MAX_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, pvForVolume, pvNameFor, retryDelayMs,
+  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor,
+  type ProvisionerHost,
 } from './provisioning-helpers.js';
 import type { CentralRouter } from './central-router.js';
 
@@ -23,14 +22,13 @@ import type { CentralRouter } from './central-router.js';
  * whose node affinity does not match the pod's node.
  */
 export class CentralProvisioner extends Controller {
-  private readonly source: string;
-  private readonly failures = new Map<string, number>();
+  private readonly host: ProvisionerHost;
 
-  constructor(private readonly ctx: BenchContext, private readonly router: CentralRouter, private readonly onCapacityChange: () => void) {
+  constructor(private readonly ctx: BenchContext, private readonly router: CentralRouter, onCapacityChange: () => void) {
     super('external-provisioner', ctx.clock);
-    this.source = `${ctx.driverName}_central`;
+    this.host = { ctx, source: `${ctx.driverName}_central`, failures: new Map(), enqueueAfter: (k, ms) => this.enqueueAfter(k, ms), onCapacityChange };
     ctx.store.watch('PersistentVolumeClaim', (e) => {
-      if (e.type === 'DELETED') this.failures.delete(objectKey(e.object));
+      if (e.type === 'DELETED') this.host.failures.delete(objectKey(e.object));
       else this.enqueue(`pvc:${objectKey(e.object)}`);
     });
     ctx.store.watch('PersistentVolume', (e) => {
@@ -68,7 +66,7 @@ export class CentralProvisioner extends Controller {
 
   private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, selected: string): Promise<void> {
     const request = requestedBytes(pvc) ?? 0;
-    this.ctx.events.record(this.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
+    this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
     const reqs = this.requirements(pvc, selected);
     const req: CreateVolumeRequest = {
       name: pvNameFor(pvc), capacity_range: { required_bytes: String(request) }, parameters: createParameters(sc),
@@ -78,38 +76,17 @@ export class CentralProvisioner extends Controller {
     try {
       volume = await this.router.createVolume(req, reqs.preferred, CALL_TIMEOUT_MS);
     } catch (err) {
-      this.ctx.metrics.countProvisioningFailure(codeName(err));
-      this.ctx.events.record(this.source, pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume with StorageClass "${sc.metadata?.name}": ${rpcErrorText(err)}`);
-      this.onCapacityChange();
-      if (grpcCode(err) === CODE.RESOURCE_EXHAUSTED && selected !== '') {
-        const { namespace, name } = splitKey(key);
-        this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
-          if (!o.metadata?.annotations?.[ANN_SELECTED_NODE]) return false;
-          delete o.metadata.annotations[ANN_SELECTED_NODE];
-          return true;
-        });
-        this.failures.delete(key);
-        return;
-      }
-      const n = (this.failures.get(key) ?? 0) + 1;
-      this.failures.set(key, n);
-      const maxed = isFinalError(err) && grpcCode(err) === CODE.INVALID_ARGUMENT;
-      this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : retryDelayMs(n));
+      // ResourceExhausted here means every preferred node was full: whichever node was selected goes back to the scheduler.
+      provisioningFailed(this.host, key, pvc, sc, err, (selectedNode) => Boolean(selectedNode));
       return;
     }
-    const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : request;
-    this.ctx.store.create('PersistentVolume', pvForVolume(this.ctx, pvc, sc, volume, capacityBytes));
-    this.failures.delete(key);
-    this.ctx.metrics.volumesProvisioned++;
-    this.ctx.events.record(this.source, pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${pvNameFor(pvc)}`);
-    this.onCapacityChange();
+    provisioningSucceeded(this.host, key, pvc, sc, volume, request);
   }
 
   private async syncVolume(name: string): Promise<void> {
     const pv = this.ctx.store.get('PersistentVolume', name);
     if (!isDeletable(this.ctx, pv)) return;
-    const deleter = { ctx: this.ctx, source: this.source, failures: this.failures, enqueueAfter: (k: string, ms: number) => this.enqueueAfter(k, ms) };
-    if (await deleteReleasedPv(deleter, pv, () => this.router.deleteVolume(pv, CALL_TIMEOUT_MS))) this.onCapacityChange();
+    await deleteReleasedPv(this.host, pv, () => this.router.deleteVolume(pv, CALL_TIMEOUT_MS));
   }
 
 }

@@ -8,11 +8,10 @@ import { ANN_SELECTED_NODE } from '../api/annotations.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import {
-  CALL_TIMEOUT_MS, RETRY_MAX_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, pvForVolume, pvNameFor, retryDelayMs,
+  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor,
+  type ProvisionerHost,
 } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
-import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
-import { grpcCode } from '../../csi/client.js';
 
 /** --node-deployment-base-delay / --node-deployment-max-delay for Immediate claims. */
 const OWNER_BASE_DELAY_MS = 20_000;
@@ -24,21 +23,23 @@ export interface ProvisionerOptions {
 }
 
 export class ExternalProvisioner extends Controller {
-  private readonly source: string;
+  private readonly host: ProvisionerHost;
   private segments: Record<string, string> = {};
   private accessibility = false;
-  private readonly failures = new Map<string, number>();
   private readonly ownerAttempts = new Map<string, number>();
   private readonly random;
 
-  constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver, private readonly opts: ProvisionerOptions) {
+  constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver, opts: ProvisionerOptions) {
     super(`external-provisioner/${driver.nodeName}`, ctx.clock);
-    this.source = `${ctx.driverName}_${driver.nodeName}`;
+    this.host = {
+      ctx, source: `${ctx.driverName}_${driver.nodeName}`, failures: new Map(),
+      enqueueAfter: (k, ms) => this.enqueueAfter(k, ms), onCapacityChange: () => opts.onCapacityChange(),
+    };
     this.random = ctx.random.fork(`provisioner/${driver.nodeName}`);
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       const key = objectKey(e.object);
       if (e.type === 'DELETED') {
-        this.failures.delete(key);
+        this.host.failures.delete(key);
         this.cancelDelayed(`own:${key}`);
         return;
       }
@@ -124,16 +125,10 @@ export class ExternalProvisioner extends Controller {
     });
   }
 
-  private retry(key: string, maxed = false): void {
-    const n = (this.failures.get(key) ?? 0) + 1;
-    this.failures.set(key, n);
-    this.enqueueAfter(`pvc:${key}`, maxed ? RETRY_MAX_MS : retryDelayMs(n));
-  }
-
   private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass): Promise<void> {
     const pvName = pvNameFor(pvc);
     const request = requestedBytes(pvc) ?? 0;
-    this.ctx.events.record(this.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
+    this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
     const req: CreateVolumeRequest = {
       name: pvName,
       capacity_range: { required_bytes: String(request) },
@@ -159,32 +154,12 @@ export class ExternalProvisioner extends Controller {
       this.provisionFailed(key, pvc, sc, new Error(`created volume capacity ${volume.capacity_bytes} less than requested capacity ${request}`));
       return;
     }
-    const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : request;
-    const pv = pvForVolume(this.ctx, pvc, sc, volume, capacityBytes);
-    this.ctx.store.create('PersistentVolume', pv);
-    this.failures.delete(key);
-    this.ctx.metrics.volumesProvisioned++;
-    this.ctx.events.record(this.source, pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${pvName}`);
-    this.opts.onCapacityChange();
+    provisioningSucceeded(this.host, key, pvc, sc, volume, request);
   }
 
+  /** A node-mode provisioner only gives back the claims it was given (selected-node = its node). */
   private provisionFailed(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, err: unknown): void {
-    this.ctx.metrics.countProvisioningFailure(codeName(err));
-    this.ctx.events.record(this.source, pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume with StorageClass "${sc.metadata?.name}": ${rpcErrorText(err)}`);
-    this.opts.onCapacityChange();
-    const code = grpcCode(err);
-    if (code === CODE.RESOURCE_EXHAUSTED && pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) {
-      // Reschedule: dropping selected-node tells the scheduler's PreBind to give up and try again.
-      const { namespace, name } = splitKey(key);
-      this.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
-        if (o.metadata?.annotations?.[ANN_SELECTED_NODE] !== this.driver.nodeName) return false;
-        delete o.metadata.annotations[ANN_SELECTED_NODE];
-        return true;
-      });
-      this.failures.delete(key);
-      return;
-    }
-    this.retry(key, isFinalError(err) && code === CODE.INVALID_ARGUMENT);
+    provisioningFailed(this.host, key, pvc, sc, err, (selected) => selected === this.driver.nodeName);
   }
 
   /** Delete in node mode: only Released PVs this driver made whose node affinity matches this node. */
@@ -195,12 +170,10 @@ export class ExternalProvisioner extends Controller {
     const me = { metadata: { name: this.driver.nodeName, labels: this.segments } };
     if (required !== undefined && !nodeSelectorMatches(required, me)) return;
     const handle = pv.spec?.csi?.volumeHandle ?? '';
-    const deleter = { ctx: this.ctx, source: this.source, failures: this.failures, enqueueAfter: (k: string, ms: number) => this.enqueueAfter(k, ms) };
-    const deleted = await deleteReleasedPv(deleter, pv, () => {
+    await deleteReleasedPv(this.host, pv, () => {
       this.ctx.metrics.countDriverCall('DeleteVolume');
       return this.driver.client.deleteVolume({ volume_id: handle }, { timeoutMs: CALL_TIMEOUT_MS });
     });
-    if (deleted) this.opts.onCapacityChange();
   }
 
 }

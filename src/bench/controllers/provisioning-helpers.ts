@@ -1,9 +1,10 @@
 // What the node-mode and central external-provisioners share: which claims to act on, the CreateVolume request, the PV built from its answer.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { BenchContext } from '../runtime/context.js';
-import { rpcErrorText } from '../nodes/csi-errors.js';
+import { CODE, codeName, isFinalError, rpcErrorText } from '../nodes/csi-errors.js';
+import { grpcCode } from '../../csi/client.js';
 import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
-import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
 import { formatBytesQuantity } from '../api/quantity.js';
 
@@ -94,19 +95,59 @@ export function removeDeletedPv(ctx: BenchContext, name: string): void {
   });
 }
 
-/** What deleteReleasedPv needs of the controller calling it. */
-export interface PvDeleter {
+/** What the shared provisioning and deletion steps need of the provisioner calling them. */
+export interface ProvisionerHost {
   readonly ctx: BenchContext;
+  /** Event source, `<driver>_<node>` or `<driver>_central`. */
   readonly source: string;
+  /** Consecutive failures per claim key (and `pv/<name>` for deletes), for the backoff. */
   readonly failures: Map<string, number>;
   enqueueAfter(key: string, delayMs: number): void;
+  /** Capacity refresh after anything that may change free space. */
+  onCapacityChange(): void;
+}
+
+/** After CreateVolume: the PV (sized by the answer, else the request), ProvisioningSucceeded, a capacity refresh. */
+export function provisioningSucceeded(c: ProvisionerHost, key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, volume: Volume__Output, requestBytes: number): void {
+  const capacityBytes = Number(volume.capacity_bytes ?? 0) > 0 ? Number(volume.capacity_bytes) : requestBytes;
+  c.ctx.store.create('PersistentVolume', pvForVolume(c.ctx, pvc, sc, volume, capacityBytes));
+  c.failures.delete(key);
+  c.ctx.metrics.volumesProvisioned++;
+  c.ctx.events.record(c.source, pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${pvNameFor(pvc)}`);
+  c.onCapacityChange();
 }
 
 /**
- * DeleteVolume through `call`, then the PV's removal; on failure a VolumeFailedDelete event
- * and a retry with backoff. True when the volume is gone.
+ * After a failed CreateVolume: ProvisioningFailed and a capacity refresh, then either
+ * reschedule (ResourceExhausted on a claim with selected-node: the annotation is dropped
+ * if `dropsSelection` accepts its current value, which tells the scheduler's PreBind to
+ * give up) or retry with backoff (InvalidArgument that is final: straight to the maximum).
  */
-export async function deleteReleasedPv(c: PvDeleter, pv: V1PersistentVolume, call: () => Promise<unknown>): Promise<boolean> {
+export function provisioningFailed(c: ProvisionerHost, key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, err: unknown, dropsSelection: (selectedNode: string | undefined) => boolean): void {
+  c.ctx.metrics.countProvisioningFailure(codeName(err));
+  c.ctx.events.record(c.source, pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume with StorageClass "${sc.metadata?.name}": ${rpcErrorText(err)}`);
+  c.onCapacityChange();
+  const code = grpcCode(err);
+  if (code === CODE.RESOURCE_EXHAUSTED && pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) {
+    const { namespace, name } = splitKey(key);
+    c.ctx.store.modify('PersistentVolumeClaim', name, namespace, (o) => {
+      if (!dropsSelection(o.metadata?.annotations?.[ANN_SELECTED_NODE])) return false;
+      delete o.metadata!.annotations![ANN_SELECTED_NODE];
+      return true;
+    });
+    c.failures.delete(key);
+    return;
+  }
+  const n = (c.failures.get(key) ?? 0) + 1;
+  c.failures.set(key, n);
+  c.enqueueAfter(`pvc:${key}`, isFinalError(err) && code === CODE.INVALID_ARGUMENT ? RETRY_MAX_MS : retryDelayMs(n));
+}
+
+/**
+ * DeleteVolume through `call`, then the PV's removal and a capacity refresh; on failure a
+ * VolumeFailedDelete event and a retry with backoff.
+ */
+export async function deleteReleasedPv(c: ProvisionerHost, pv: V1PersistentVolume, call: () => Promise<unknown>): Promise<void> {
   const name = pv.metadata?.name ?? '';
   try {
     await call();
@@ -115,10 +156,10 @@ export async function deleteReleasedPv(c: PvDeleter, pv: V1PersistentVolume, cal
     const n = (c.failures.get(`pv/${name}`) ?? 0) + 1;
     c.failures.set(`pv/${name}`, n);
     c.enqueueAfter(`pv:${name}`, retryDelayMs(n));
-    return false;
+    return;
   }
   c.failures.delete(`pv/${name}`);
   c.ctx.metrics.volumesDeleted++;
   removeDeletedPv(c.ctx, name);
-  return true;
+  c.onCapacityChange();
 }
