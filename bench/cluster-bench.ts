@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { checkInlineObjects, loadManifests, UnmodelledFields } from '../src/bench/manifests/load-manifests.js';
 import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
+import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
 import { humanBytes } from '../src/bench/api/quantity.js';
 import { formatDuration } from '../src/bench/clock/virtual-clock.js';
@@ -44,7 +45,7 @@ function podObjects(count: number): unknown[] {
   return objs;
 }
 
-function scenario(nodes: number, provisioning: 'distributed' | 'central'): Scenario {
+function scenario(nodes: number, provisioning: ProvisioningMode): Scenario {
   const u = new UnmodelledFields();
   return {
     name: `cluster-bench-${nodes}x${nodes * PODS_PER_NODE}-${provisioning}`,
@@ -71,7 +72,7 @@ async function main(): Promise<number> {
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   const rows: { nodes: number; r: RunResult }[] = [];
-  const plan: [number, 'distributed' | 'central'][] = (sizes.length > 0 ? sizes : [2, 5, 10]).map((n) => [n, 'distributed']);
+  const plan: [number, ProvisioningMode][] = (sizes.length > 0 ? sizes : [2, 5, 10]).map((n) => [n, 'distributed']);
   // The largest size once more with one central provisioner, to compare.
   plan.push([plan[plan.length - 1]![0], 'central']);
   for (const [nodes, mode] of plan) {

@@ -1,5 +1,6 @@
 // What a finished run reports: the final cluster state, the event log and the metrics, as plain data (also the --json shape).
 import type { BenchEvent } from '../api/event-log.js';
+import type { ProvisioningMode } from '../cluster/cluster.js';
 
 export interface PodRow {
   name: string;
@@ -76,7 +77,7 @@ export interface MarkSnapshot {
 
 export interface RunResult {
   scenario: string;
-  provisioning: 'distributed' | 'central';
+  provisioning: ProvisioningMode;
   seed: number;
   pods: PodRow[];
   claims: ClaimRow[];

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { parseDuration } from '../clock/virtual-clock.js';
 import { isKind, type Kind } from '../api/kinds.js';
+import type { ProvisioningMode } from '../cluster/cluster.js';
 import { checkInlineObjects, loadManifests, ManifestError, type LoadedObject, type UnmodelledFields } from '../manifests/load-manifests.js';
 
 export type WaitCondition =
@@ -31,7 +32,7 @@ export interface Scenario {
   seed: number;
   capacityPollMs: number;
   /** external-provisioner per node (default) or one central instance. */
-  provisioning: 'distributed' | 'central';
+  provisioning: ProvisioningMode;
   steps: Step[];
 }
 
@@ -50,7 +51,7 @@ function strings(v: unknown, where: string): string[] {
 }
 
 /** Reads a scenario file; manifests it names are resolved relative to it and loaded now, so errors come before any driver starts. */
-export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: 'distributed' | 'central' } = {}): Scenario {
+export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: ProvisioningMode } = {}): Scenario {
   const path = resolve(file);
   const dir = dirname(path);
   let doc: unknown;
