@@ -8,6 +8,8 @@ import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
 import { humanBytes } from '../src/bench/api/quantity.js';
+import { ANN_LODE_POOLS } from '../src/bench/api/annotations.js';
+import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 import { formatDuration } from '../src/bench/clock/virtual-clock.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/base/', import.meta.url));
@@ -19,7 +21,7 @@ function clusterObjects(nodes: number): unknown[] {
   for (let n = 1; n <= nodes; n++) {
     objs.push({
       apiVersion: 'v1', kind: 'Node',
-      metadata: { name: `node-${String(n).padStart(2, '0')}`, annotations: { 'lode.csi.dev/pools': 'local=256Mi' } },
+      metadata: { name: `node-${String(n).padStart(2, '0')}`, annotations: { [ANN_LODE_POOLS]: 'local=256Mi' } },
       status: { allocatable: { cpu: '16', memory: '64Gi', pods: '110' } },
     });
   }
@@ -53,7 +55,7 @@ function scenario(nodes: number, provisioning: ProvisioningMode): Scenario {
     description: '',
     file: 'bench/cluster-bench.ts',
     seed: 1,
-    capacityPollMs: 60_000,
+    capacityPollMs: CAPACITY_POLL_MS,
     steps: [
       { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy/base' },
       { op: 'apply', objects: checkInlineObjects(clusterObjects(nodes), 'nodes', u), label: 'nodes' },

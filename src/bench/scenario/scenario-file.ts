@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { parseDuration } from '../clock/virtual-clock.js';
 import { isKind, type Kind } from '../api/kinds.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
+import { CAPACITY_POLL_MS } from '../controllers/capacity-publisher.js';
 import { checkInlineObjects, loadManifests, ManifestError, type LoadedObject, type UnmodelledFields } from '../manifests/load-manifests.js';
 
 export type WaitCondition =
@@ -76,7 +77,7 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),
-    capacityPollMs: doc.capacityPollInterval === undefined ? 60_000 : parseDuration(doc.capacityPollInterval as string),
+    capacityPollMs: doc.capacityPollInterval === undefined ? CAPACITY_POLL_MS : parseDuration(doc.capacityPollInterval as string),
     steps,
   };
 }
