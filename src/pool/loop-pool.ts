@@ -1,22 +1,14 @@
 // The loop-image backend: each volume is a preallocated image file in the pool directory, attached to a loop device.
-import { accessSync, promises as fs, constants as fsConstants, readFileSync, statSync } from 'node:fs';
+import { accessSync, promises as fs, constants as fsConstants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
-import { attachNewLoop, backingFileOf, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
+import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
 import type { Pool, PoolConfig } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export const IMAGE_SUFFIX = '.img';
-
-function readSysfs(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
 
 /** The folder inside a pool directory that holds images and their records. */
 export function volumesDir(poolDir: string): string {
@@ -47,8 +39,9 @@ export class LoopPool implements Pool {
 
   async open(records: VolumeRecord[]): Promise<void> {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // An image whose record is gone can only be left by a crash between the two unlinks of
-    // a delete (image first, then record): finish that delete.
+    // An image without a record is left by a crash in a create (the image is made before its
+    // record is written) or in a delete (the record is removed before the image): either way
+    // no caller can still be relying on the volume, so it goes.
     const recorded = new Set(records.map((r) => r.id));
     const attached = new Map<string, string[]>();
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
@@ -134,9 +127,9 @@ export class LoopPool implements Pool {
     if (hint !== undefined) {
       const checked: LoopDevice[] = [];
       for (const device of hint) {
-        if ((await backingFileOf(device)) !== image) break;
-        const ro = readSysfs(`/sys/block/${path.basename(device)}/ro`) === '1';
-        checked.push({ device, backingFile: image, readOnly: ro });
+        const now = await describeLoop(device);
+        if (now?.backingFile !== image) break;
+        checked.push(now);
       }
       if (checked.length === hint.length) return checked;
     }

@@ -33,6 +33,12 @@ async function isReadOnly(device: string): Promise<boolean> {
   return (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'ro'))) === '1';
 }
 
+/** One loop device as the kernel has it now, or undefined when it is not attached. */
+export async function describeLoop(device: string): Promise<LoopDevice | undefined> {
+  const backingFile = await backingFileOf(device);
+  return backingFile === undefined ? undefined : { device, backingFile, readOnly: await isReadOnly(device) };
+}
+
 /** Every attached loop device. One sysfs read per existing loop node; no subprocess. */
 export async function listLoopDevices(): Promise<LoopDevice[]> {
   let names: string[];
