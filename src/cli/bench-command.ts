@@ -19,7 +19,8 @@ const DEFAULT_WORK_ROOT = '/var/lib/lode/bench';
 const USAGE = `usage: lode bench [SCENARIO ...] [flags]
        lode demo [flags]
 
-SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g. 01-capacity-on).
+SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g. 03-stale-capacity,
+01-capacity-tracking/scenario-on.yaml; see --list).
 
   --seed N          override the scenario's seed (same scenario + seed = same events)
   --provisioning M  distributed (external-provisioner on every node, the default) or central (one for
