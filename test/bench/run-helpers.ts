@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { loadScenario } from '../../src/bench/scenario/scenario-file.js';
 import { runScenario } from '../../src/bench/scenario/scenario-runner.js';
-import type { RunResult } from '../../src/bench/scenario/run-result.js';
+import type { MarkSnapshot, RunResult } from '../../src/bench/scenario/run-result.js';
 import type { BenchEvent } from '../../src/bench/api/event-log.js';
 import { UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
@@ -36,6 +36,13 @@ export function podNode(r: RunResult, pod: string): string | undefined {
 
 export function podPhase(r: RunResult, pod: string): string | undefined {
   return r.pods.find((p) => p.name === `default/${pod}`)?.phase;
+}
+
+/** The snapshot taken at the scenario's `mark: TEXT` step. */
+export function markOf(r: RunResult, text: string): MarkSnapshot {
+  const m = r.marks.find((x) => x.text === text);
+  assert.ok(m, `mark "${text}" recorded`);
+  return m;
 }
 
 export function eventsOf(r: RunResult, reason: string, name?: string): BenchEvent[] {

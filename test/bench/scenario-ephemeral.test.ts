@@ -1,14 +1,14 @@
 // Scenarios 05 and 06 with real drivers: generic ephemeral volumes come and go with their pod; inline ones fail at mount on a full node.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsOf, needsRoot, podNode, podPhase, runBuiltIn } from './run-helpers.js';
+import { eventsOf, markOf, needsRoot, podNode, podPhase, runBuiltIn } from './run-helpers.js';
 
 describe('05 generic ephemeral volumes', { skip: needsRoot }, () => {
   it('PVC <pod>-<volume> owned by the pod, bound, then removed with it; the space comes back', async () => {
     const r = await runBuiltIn('05-generic-ephemeral/scenario.yaml');
-    const before = r.marks.find((m) => m.text === 'before')!;
-    const running = r.marks.find((m) => m.text === 'running')!;
-    const after = r.marks.find((m) => m.text === 'after')!;
+    const before = markOf(r, 'before');
+    const running = markOf(r, 'running');
+    const after = markOf(r, 'after');
     for (const pod of ['builder-1', 'builder-2']) {
       const claim = running.claims.find((c) => c.name === `default/${pod}-scratch`);
       assert.equal(claim?.phase, 'Bound');

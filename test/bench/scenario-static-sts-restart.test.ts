@@ -1,7 +1,7 @@
 // Scenarios 07, 08 and 09 with real drivers: static local PVs, StatefulSet scaling, a driver killed and restarted.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsOf, needsRoot, podNode, podPhase, runBuiltIn } from './run-helpers.js';
+import { eventsOf, markOf, needsRoot, podNode, podPhase, runBuiltIn } from './run-helpers.js';
 
 describe('07 static local PVs', { skip: needsRoot }, () => {
   it('smallest fitting PV on the node wins; node affinity decides where the pod goes', async () => {
@@ -24,9 +24,9 @@ describe('07 static local PVs', { skip: needsRoot }, () => {
 describe('08 StatefulSet scale down and up', { skip: needsRoot }, () => {
   it('keeps the claims, and recreated pods return to their volumes and data', async () => {
     const r = await runBuiltIn('08-statefulset-scale/scenario.yaml');
-    const up = r.marks.find((m) => m.text === 'scaled-up')!;
-    const down = r.marks.find((m) => m.text === 'scaled-down')!;
-    const again = r.marks.find((m) => m.text === 'scaled-up-again')!;
+    const up = markOf(r, 'scaled-up');
+    const down = markOf(r, 'scaled-down');
+    const again = markOf(r, 'scaled-up-again');
     assert.deepEqual(down.pods.map((p) => p.name), ['default/web-0']);
     assert.deepEqual(down.claims.map((c) => `${c.name}:${c.phase}`), ['default/data-web-0:Bound', 'default/data-web-1:Bound', 'default/data-web-2:Bound']);
     for (const pod of ['web-0', 'web-1', 'web-2']) {
@@ -56,7 +56,7 @@ describe('09 driver killed and restarted', { skip: needsRoot }, () => {
     assert.equal(podPhase(r, 'app-2'), 'Running');
     assert.equal(podPhase(r, 'cache-1'), 'Running');
     assert.equal(r.pods.find((p) => p.name === 'default/app-1'), undefined, 'app-1 torn down through the restarted driver');
-    const down = r.marks.find((m) => m.text === 'driver-down')!;
+    const down = markOf(r, 'driver-down');
     assert.equal(down.pods.find((p) => p.name === 'default/app-2')?.phase, 'Pending');
     assert.equal(r.claims.find((c) => c.name === 'default/app-1-data')?.phase, 'Bound', 'the claim outlives its pod');
   });
