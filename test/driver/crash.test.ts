@@ -58,6 +58,22 @@ const FAILPOINTS: Array<[string, string]> = [
   ['delete:released', 'delete'],
 ];
 
+/**
+ * Waits for the driver to die at the armed failpoint and checks it was the failpoint's SIGKILL
+ * that ended it: a call that merely failed (a refused request, a bug) leaves the process alive,
+ * and would otherwise pass for a crash that never happened.
+ */
+async function diedAtFailpoint(h: DriverHarness, point: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gone = await Promise.race([
+    h.exited().then(() => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), 10_000); }),
+  ]);
+  clearTimeout(timer);
+  assert.ok(gone, `the driver is still running: failpoint ${point} never fired`);
+  assert.equal(h.proc?.signalCode, 'SIGKILL', `the driver ended by ${h.proc?.signalCode ?? `exit ${h.proc?.exitCode}`}, not by failpoint ${point}`);
+}
+
 async function assertNothingLeft(h: DriverHarness): Promise<void> {
   assert.deepEqual(await h.mounts(), [], 'no mounts left');
   assert.deepEqual(await h.loops(), [], 'no loop devices left');
@@ -78,7 +94,7 @@ for (const [point, stepName] of FAILPOINTS) {
       for (const [name, step] of STEPS) {
         if (name === stepName && !crashed) {
           await assert.rejects(step(l), `the ${name} call dies with the driver`);
-          await h.exited();
+          await diedAtFailpoint(h, point);
           crashed = true;
           await h.startProcess();
         }
@@ -103,11 +119,11 @@ test('SIGKILL during an inline ephemeral publish and unpublish: retries converge
       if (point === 'unpublish:unmounted') {
         await h.client.nodePublishVolume(req);
         await assert.rejects(h.client.nodeUnpublishVolume({ volume_id: req.volume_id, target_path: target }));
-        await h.exited();
+        await diedAtFailpoint(h, point);
         await h.startProcess();
       } else {
         await assert.rejects(h.client.nodePublishVolume(req));
-        await h.exited();
+        await diedAtFailpoint(h, point);
         await h.startProcess();
         // The interrupted create was rolled back at start; kubelet's retry makes it anew.
         await h.client.nodePublishVolume(req);
