@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import {
-  createVolume, diskState, expectCode, fileHash, fsCap, MiB, stageAndPublish, status, volumeRequest, writeRandomFile, type DiskState,
+  createVolume, diskState, expectCode, fileHash, fsCap, MiB, mountAt, stageAndPublish, status, volumeRequest, writeRandomFile, type DiskState,
 } from './support.js';
 
 let h: DriverHarness;
@@ -263,6 +263,8 @@ test('mount flags that would change what is mounted are refused before anything 
     assert.deepEqual(await own.loops(), []);
     // Flags that only tune the filesystem still pass.
     await own.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: fsCap('ext4', 'SINGLE_NODE_WRITER', ['noatime', 'nodev']) });
+    const options = (await mountAt(staging)).options;
+    assert.ok(options.includes('noatime') && options.includes('nodev'), `staged with ${options.join(',')}`);
     await own.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
   } finally {
     await own.cleanup();
