@@ -5,7 +5,7 @@ import type { BenchContext } from '../runtime/context.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NO_PROVISIONER,
 } from '../api/annotations.js';
-import { objectKey, splitKey } from '../api/kinds.js';
+import { objectKey, splitKey, type KindMap } from '../api/kinds.js';
 import { findMatchingVolume } from './scheduler/volume-binding.js';
 
 const SOURCE = 'persistentvolume-controller';
@@ -69,7 +69,7 @@ export class PvController extends Controller {
     const pv = this.ctx.store.get('PersistentVolume', volumeName);
     if (pv === undefined) {
       if (pvc.status?.phase === 'Bound' || pvc.metadata?.annotations?.[ANN_BIND_COMPLETED]) {
-        this.setClaimPhase(pvc, 'Lost');
+        this.setPhase('PersistentVolumeClaim', pvc, 'Lost');
         this.report(pvc, 'Warning', 'ClaimLost', 'Bound claim has lost its PersistentVolume. Data on the volume is lost!');
       }
       return;
@@ -100,12 +100,12 @@ export class PvController extends Controller {
       return;
     }
     if (delayed && !pvc.metadata?.annotations?.[ANN_SELECTED_NODE]) {
-      this.setClaimPhase(pvc, 'Pending');
+      this.setPhase('PersistentVolumeClaim', pvc, 'Pending');
       this.report(pvc, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
       return;
     }
     if (sc === undefined || !sc.provisioner || sc.provisioner === NO_PROVISIONER) {
-      this.setClaimPhase(pvc, 'Pending');
+      this.setPhase('PersistentVolumeClaim', pvc, 'Pending');
       const msg = sc === undefined ? (className === '' ? 'no persistent volumes available for this claim and no storage class is set' : `storageclass.storage.k8s.io "${className}" not found`) : 'no volume plugin matched name: kubernetes.io/no-provisioner';
       this.report(pvc, 'Warning', sc === undefined ? 'FailedBinding' : 'ProvisioningFailed', msg);
       return;
@@ -120,9 +120,9 @@ export class PvController extends Controller {
     this.report(pvc, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${sc.provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
   }
 
-  private setClaimPhase(pvc: V1PersistentVolumeClaim, phase: string): void {
-    if (pvc.status?.phase === phase) return;
-    this.ctx.store.modify('PersistentVolumeClaim', pvc.metadata?.name ?? '', pvc.metadata?.namespace, (o) => {
+  private setPhase<K extends 'PersistentVolumeClaim' | 'PersistentVolume'>(kind: K, obj: KindMap[K], phase: string): void {
+    if (obj.status?.phase === phase) return;
+    this.ctx.store.modify(kind, obj.metadata?.name ?? '', obj.metadata?.namespace, (o) => {
       if (o.status?.phase === phase) return false;
       o.status = { ...(o.status ?? {}), phase };
       return true;
@@ -172,34 +172,26 @@ export class PvController extends Controller {
     const pv = this.ctx.store.get('PersistentVolume', name);
     if (pv === undefined) return;
     const ref = pv.spec?.claimRef;
-    const setPhase = (phase: string): void => {
-      if (pv.status?.phase === phase) return;
-      this.ctx.store.modify('PersistentVolume', name, undefined, (o) => {
-        if (o.status?.phase === phase) return false;
-        o.status = { ...(o.status ?? {}), phase };
-        return true;
-      });
-    };
     if (ref === undefined) {
-      setPhase('Available');
+      this.setPhase('PersistentVolume', pv, 'Available');
       return;
     }
     const claim = this.ctx.store.get('PersistentVolumeClaim', ref.name ?? '', ref.namespace);
     if (claim === undefined || (ref.uid && claim.metadata?.uid !== ref.uid)) {
       if (!ref.uid) {
-        setPhase('Available'); // pre-bound by name to a claim that does not exist yet
+        this.setPhase('PersistentVolume', pv, 'Available'); // pre-bound by name to a claim that does not exist yet
         return;
       }
       // The claim is gone: Released. Retain keeps it so; Delete is carried out by the external provisioner.
       if (pv.status?.phase !== 'Released' && pv.status?.phase !== 'Failed') {
-        setPhase('Released');
+        this.setPhase('PersistentVolume', pv, 'Released');
         if ((pv.spec?.persistentVolumeReclaimPolicy ?? 'Retain') === 'Recycle') {
           this.ctx.events.record(SOURCE, pv, 'Warning', 'VolumeFailedRecycle', 'recycling is not modelled by the bench');
         }
       }
       return;
     }
-    if ((claim.spec?.volumeName ?? '') === name) setPhase('Bound');
+    if ((claim.spec?.volumeName ?? '') === name) this.setPhase('PersistentVolume', pv, 'Bound');
     else this.enqueue(`pvc:${objectKey(claim)}`);
   }
 }
