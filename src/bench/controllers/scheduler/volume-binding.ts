@@ -15,6 +15,8 @@ export interface PodClaimState {
   toBind: V1PersistentVolumeClaim[];
   /** Set when no node can help (UnschedulableAndUnresolvable). */
   unresolvable?: string;
+  /** The PersistentVolumes during this scheduling cycle: listed by the first Filter that needs them, shared by the rest. */
+  pvs?: V1PersistentVolume[];
 }
 
 /** What Filter chose on one node, replayed by PreBind if that node wins. */
@@ -82,12 +84,11 @@ function pvCapacity(pv: V1PersistentVolume): number {
 }
 
 /** findMatchingVolumes: the smallest fitting PV per claim, claims taken smallest first. */
-function findMatchingVolumes(store: ObjectStore, claims: V1PersistentVolumeClaim[], node: V1Node): { bindings: PodVolumes['staticBindings']; toProvision: V1PersistentVolumeClaim[] } {
+function findMatchingVolumes(pvs: V1PersistentVolume[], claims: V1PersistentVolumeClaim[], node: V1Node): { bindings: PodVolumes['staticBindings']; toProvision: V1PersistentVolumeClaim[] } {
   const sorted = [...claims].sort((a, b) => (requestedBytes(a) ?? 0) - (requestedBytes(b) ?? 0));
   const chosen = new Set<string>();
   const bindings: PodVolumes['staticBindings'] = [];
   const toProvision: V1PersistentVolumeClaim[] = [];
-  const pvs = store.list('PersistentVolume');
   for (const pvc of sorted) {
     const pv = findMatchingVolume(pvc, pvs.filter((p) => !chosen.has(p.metadata?.name ?? '')), node);
     if (pv === undefined) {
@@ -187,7 +188,7 @@ export function filter(store: ObjectStore, state: PodClaimState, node: V1Node): 
       }
     }
     if (unboundOk && toMatch.length > 0) {
-      const m = findMatchingVolumes(store, toMatch, node);
+      const m = findMatchingVolumes(state.pvs ??= store.list('PersistentVolume'), toMatch, node);
       volumes.staticBindings = m.bindings;
       toProvision.push(...m.toProvision);
     }
