@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { createVolume, exists, expectCode, fsCap, MiB, rawCap, status, usage } from './support.js';
+import { createVolume, exists, expectCode, fsCap, MiB, rawCap, stageAndPublish, status, teardown, usage } from './support.js';
 
 let h: DriverHarness;
 before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '256Mi' }] }); });
@@ -25,10 +25,7 @@ async function readAt(file: string, offset: number, length: number): Promise<Buf
 
 test('a block volume is published as a device file; bytes written through it are read back and land in the image', async () => {
   const v = await createVolume(h, 'blk-rw', 32 * MiB, { cap: rawCap() });
-  const staging = h.stagingPath('blk-rw');
-  const target = h.targetPath('blk-rw');
-  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  const { staging, target } = await stageAndPublish(h, v.id, 'blk-rw', rawCap());
 
   const st = await fs.stat(target);
   assert.ok(st.isBlockDevice(), 'the target is the device itself');
@@ -62,12 +59,9 @@ test('a block volume is published as a device file; bytes written through it are
   assert.deepEqual(await h.mounts(), []);
 
   // The data survives unstage and a second stage: block volumes are never formatted.
-  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  await stageAndPublish(h, v.id, 'blk-rw', rawCap());
   assert.deepEqual(await readAt(target, 3 * MiB, MiB), data);
-  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
-  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
-  await h.client.deleteVolume({ volume_id: v.id });
+  await teardown(h, v.id, 'blk-rw');
   assert.deepEqual(await h.poolFiles(), []);
 });
 
@@ -172,8 +166,6 @@ test('DeleteVolume refuses a block volume that is still staged or published', as
   await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
   await expectCode(h.client.deleteVolume({ volume_id: v.id }), status.FAILED_PRECONDITION, 'delete while published');
   assert.ok((await fs.stat(target)).isBlockDevice());
-  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
-  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
-  await h.client.deleteVolume({ volume_id: v.id });
+  await teardown(h, v.id, 'blk-busy');
   assert.deepEqual(await h.loops(), []);
 });

@@ -113,10 +113,7 @@ test('a volume expanded while not staged grows its filesystem once staged, publi
 
 test('a raw block volume grows through NodeExpandVolume: the published device shows the new size', async () => {
   const v = await createVolume(h, 'exp-block', 16 * MiB, { cap: rawCap() });
-  const staging = h.stagingPath('exp-block');
-  const target = h.targetPath('exp-block');
-  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  const { target } = await stageAndPublish(h, v.id, 'exp-block', rawCap());
   const data = randomBytes(4096);
   const w = await fs.open(target, 'r+');
   await w.write(data, 0, data.length, 0);
@@ -136,9 +133,7 @@ test('a raw block volume grows through NodeExpandVolume: the published device sh
   } finally {
     await r.close();
   }
-  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
-  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
-  await h.client.deleteVolume({ volume_id: v.id });
+  await teardown(h, v.id, 'exp-block');
 });
 
 test('ControllerExpandVolume errors: never shrinks, OUT_OF_RANGE, RESOURCE_EXHAUSTED, NOT_FOUND, INVALID_ARGUMENT; none changes the image', async () => {

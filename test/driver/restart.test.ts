@@ -73,8 +73,7 @@ test('after a reboot-like loss of mounts and loop devices, stage and publish aga
   const hashA = await writeRandomFile(path.join(pa.target, 'data'), 2 * MiB);
   const hashX = await writeRandomFile(path.join(px.target, 'data'), 2 * MiB);
   const blockData = Buffer.alloc(8192, 0x5a);
-  await h.client.nodeStageVolume({ volume_id: blk.id, staging_target_path: h.stagingPath('rb-block'), volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: blk.id, staging_target_path: h.stagingPath('rb-block'), target_path: h.targetPath('rb-block'), volume_capability: rawCap() });
+  await stageAndPublish(h, blk.id, 'rb-block', rawCap());
   const w = await fs.open(h.targetPath('rb-block'), 'r+');
   await w.write(blockData, 0, blockData.length, 0);
   await w.sync();
@@ -94,8 +93,7 @@ test('after a reboot-like loss of mounts and loop devices, stage and publish aga
   }
   assert.equal(await fileHash(path.join(pa.target, 'data')), hashA, 'ext4 data intact, not reformatted');
   assert.equal(await fileHash(path.join(px.target, 'data')), hashX, 'xfs data intact, not reformatted');
-  await h.client.nodeStageVolume({ volume_id: blk.id, staging_target_path: h.stagingPath('rb-block'), volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: blk.id, staging_target_path: h.stagingPath('rb-block'), target_path: h.targetPath('rb-block'), volume_capability: rawCap() });
+  await stageAndPublish(h, blk.id, 'rb-block', rawCap());
   const r = await fs.open(h.targetPath('rb-block'), 'r');
   const back = Buffer.alloc(blockData.length);
   await r.read(back, 0, back.length, 0);
@@ -105,9 +103,7 @@ test('after a reboot-like loss of mounts and loop devices, stage and publish aga
 
   await teardown(h, a.id, 'rb-a');
   await teardown(h, x.id, 'rb-xfs');
-  await h.client.nodeUnpublishVolume({ volume_id: blk.id, target_path: h.targetPath('rb-block') });
-  await h.client.nodeUnstageVolume({ volume_id: blk.id, staging_target_path: h.stagingPath('rb-block') });
-  await h.client.deleteVolume({ volume_id: blk.id });
+  await teardown(h, blk.id, 'rb-block');
   assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
 });
 

@@ -98,18 +98,13 @@ test('errors the ext4 filesystem reports make the volume abnormal', async (t) =>
 
 test('a raw block volume whose image is gone is abnormal', async () => {
   const v = await createVolume(h, 'vc-block', 16 * MiB, { cap: rawCap() });
-  const staging = h.stagingPath('vc-block');
-  const target = h.targetPath('vc-block');
-  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
-  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: rawCap() });
+  const { target } = await stageAndPublish(h, v.id, 'vc-block', rawCap());
   assert.equal((await condition(v.id, target)).abnormal, false);
   await fs.rm(imageOf(v.id));
   const c = await condition(v.id, target);
   assert.equal(c.abnormal, true);
   assert.match(c.message, /missing/);
-  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
-  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
-  await h.client.deleteVolume({ volume_id: v.id });
+  await teardown(h, v.id, 'vc-block');
   assert.deepEqual(await h.loops(), []);
   assert.deepEqual(await h.poolFiles(), []);
 });
