@@ -20,6 +20,7 @@ import { CapacityPublisher, CAPACITY_POLL_MS } from '../controllers/capacity-pub
 import { Kubelet } from '../controllers/kubelet.js';
 import { CentralProvisioner } from '../controllers/central-provisioner.js';
 import { CentralRouter } from '../controllers/central-router.js';
+import { CALL_TIMEOUT_MS } from '../controllers/provisioning-helpers.js';
 import { NodeDriver } from '../nodes/node-driver.js';
 import { sweep } from '../nodes/sweep.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
@@ -99,7 +100,7 @@ export class Cluster {
     this.router = new CentralRouter(this.metrics);
     if (this.mode === 'central') {
       const capacity = new CapacityPublisher(this.ctx, 'capacity', {
-        targets: () => this.router.segments().map((e) => ({ segment: e.segment, getCapacity: (req) => this.router.getCapacity(e, req, 10_000) })),
+        targets: () => this.router.segments().map((e) => ({ segment: e.segment, getCapacity: (req) => this.router.getCapacity(e, req, CALL_TIMEOUT_MS) })),
         managedBy: 'external-provisioner',
         pollMs: opts.capacityPollMs ?? CAPACITY_POLL_MS,
       });
@@ -176,7 +177,7 @@ export class Cluster {
     const provisioner = new ExternalProvisioner(this.ctx, driver, { onCapacityChange: () => capacityRef.p?.refresh() });
     await provisioner.init();
     const capacity = new CapacityPublisher(this.ctx, `capacity/${name}`, {
-      targets: () => [{ segment: provisioner.topology, getCapacity: (req) => driver.client.getCapacity(req, { timeoutMs: 10_000 }) }],
+      targets: () => [{ segment: provisioner.topology, getCapacity: (req) => driver.client.getCapacity(req, { timeoutMs: CALL_TIMEOUT_MS }) }],
       managedBy: `external-provisioner-${name}`,
       pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS,
     });
