@@ -197,6 +197,7 @@ export function controllerService(ctx: DriverContext) {
       const r = catalog.get(id);
       if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
       await growBacking(ctx, r, range);
+      await catalog.pool(r.pool).refreshDevice(r);
       return { capacity_bytes: String(r.capacityBytes), node_expansion_required: true };
     });
   }

@@ -6,8 +6,9 @@ import { failedPrecondition, outOfRange } from './errors.js';
 import { chooseSize, type Range } from './sizing.js';
 
 /**
- * Grows the image to at least `range.required` (never shrinks) and makes an attached device
- * see it; the filesystem is the caller's business. The caller holds the volume's lock.
+ * Grows the image to at least `range.required` (never shrinks). An attached loop device keeps
+ * its old size until the caller refreshes it; the filesystem is the caller's business too.
+ * The caller holds the volume's lock.
  */
 export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Range): Promise<void> {
   if (r.ephemeral) throw failedPrecondition(`volume ${r.id} is an inline ephemeral volume and cannot be expanded`);
@@ -21,6 +22,4 @@ export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Ra
     throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}; ${formatSize(size)} asked`);
   }
   await ctx.catalog.grow(r, size); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
-  // An attached loop device keeps its old size until told.
-  await pool.refreshDevice(r);
 }
