@@ -33,6 +33,8 @@ export function parseCapability(cap: VolumeCapability__Output | null | undefined
   if (!(SUPPORTED_ACCESS_MODES as readonly string[]).includes(mode)) {
     return `${field}: access mode ${mode} is not supported: a node-local volume is usable on one node only (supported: ${SUPPORTED_ACCESS_MODES.join(', ')})`;
   }
+  // Protobuf keeps the last member of a oneof it decodes, so a request carrying both is told apart only here.
+  if (cap.block && cap.mount) return `${field}: access_type must be either block or mount, not both`;
   if (cap.access_type === 'block' || (cap.block && !cap.mount)) {
     return { accessType: 'block', fsType: '', mountFlags: [], mode };
   }

@@ -1,6 +1,7 @@
 // Typed driver errors carrying their gRPC status, and the single mapping from any thrown value to a status.
 import { status } from '@grpc/grpc-js';
 import { PoolFullError } from '../pool/volume-catalog.js';
+import { PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
 
 /** An error whose gRPC status code is decided where it is raised. */
@@ -26,6 +27,8 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof CsiError) return { code: err.code, details: err.message };
   // Full here may fit elsewhere: RESOURCE_EXHAUSTED is what makes the provisioner reschedule.
   if (err instanceof PoolFullError) return { code: status.RESOURCE_EXHAUSTED, details: err.message };
+  // A stage or publish path that cannot be used beneath its root is always the caller's path.
+  if (err instanceof PathRefused) return { code: status.INVALID_ARGUMENT, details: err.message };
   if (err instanceof ExecError) {
     // No space left while a tool wrote into a pool is the pool being full, which the
     // provisioner must see as RESOURCE_EXHAUSTED to reschedule.

@@ -1,16 +1,14 @@
 // CSI inline ephemeral volumes: created, formatted and mounted by NodePublishVolume itself.
-import { promises as fs } from 'node:fs';
 import type * as csi from '../csi/types.js';
 import { formatSize } from '../pool/sizes.js';
-import { PoolFullError } from '../pool/volume-catalog.js';
 import { newVolumeRecord } from '../pool/volume-record.js';
 import { makeFilesystem } from '../sys/filesystem.js';
-import { mountAt, mountDevice, readMountTable, unmountIfMounted } from '../sys/mounts.js';
+import { findMount, mountAt, mountDevice, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
-import { readOnlyMount, removeTarget, type NodeKit } from './node-kit.js';
-import { poolMissing, readInlineAttributes } from './parameters.js';
+import { ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
+import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
 export async function publishInline(
@@ -20,7 +18,7 @@ export async function publishInline(
   const attrs = readInlineAttributes(req.volume_context, kit.catalog);
   const missing = poolMissing(attrs, kit.catalog);
   if (missing !== undefined) throw resourceExhausted(`${missing}; the inline volume cannot be made on node ${kit.ctx.config.nodeId}`);
-  return kit.ctx.locks.with([id], async () => {
+  return kit.withLocks(id, [target], async () => {
     let existing = kit.catalog.get(id);
     if (existing && !existing.ephemeral) throw alreadyExists(`volume ${id} is a persistent volume, not an inline ephemeral one`);
     if (existing && existing.state !== 'ready') {
@@ -40,8 +38,7 @@ export async function publishInline(
       }
       // Mount lost (a reboot): mount the existing filesystem again.
       const device = await kit.catalog.pool(existing.pool).attach(existing);
-      await fs.mkdir(target, { recursive: true });
-      await mountDevice(device, target, existing.fsType || 'ext4', [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
+      await mountInline(kit, target, device, existing.fsType || 'ext4', readOnly, cap.mountFlags);
       return {};
     }
     if (mountAt(mounts, target)) throw failedPrecondition(`something else is mounted at ${target}`);
@@ -52,25 +49,37 @@ export async function publishInline(
     if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
       throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
     }
+    // Only Lode's own attributes are kept: the rest of volume_context (pod details, and any
+    // service account tokens kubelet adds) must not reach a record on disk.
     const record = newVolumeRecord({
-      id, name: id, pool: pool.name, capacityBytes: size, accessType: 'mount', fsType, parameters: req.volume_context,
+      id, name: id, pool: pool.name, capacityBytes: size, accessType: 'mount', fsType, parameters: lodeAttributes(req.volume_context),
       ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }],
     });
-    try {
-      await kit.catalog.provision(record, async (rec, p) => {
-        const device = await p.attach(rec);
-        await makeFilesystem(device, fsType);
-        rec.formatted = true;
-        rec.filesystemBytes = rec.capacityBytes;
-        await fs.mkdir(target, { recursive: true });
-        await mountDevice(device, target, fsType, [readOnly ? 'ro' : 'rw', ...cap.mountFlags]);
-        failpoint('inline:mounted');
-      });
-    } catch (err) {
-      // A full pool made nothing, so there is no target of ours to remove.
-      if (!(err instanceof PoolFullError)) await removeTarget(target);
-      throw err;
-    }
+    await kit.catalog.provision(record, async (rec, p) => {
+      const device = await p.attach(rec);
+      await makeFilesystem(device, fsType);
+      rec.formatted = true;
+      rec.filesystemBytes = rec.capacityBytes;
+      await mountInline(kit, target, device, fsType, readOnly, cap.mountFlags);
+      failpoint('inline:mounted');
+    });
     return {};
   });
+}
+
+/** Makes the target directory (only it is ever removed again) and mounts the volume's filesystem there. */
+async function mountInline(kit: NodeKit, target: string, device: string, fsType: string, readOnly: boolean, flags: string[]): Promise<void> {
+  const entry = kit.open(target, 'target_path', true);
+  let made = false;
+  try {
+    made = entry.makeDirectory();
+    await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
+      mountDevice(device, ref, fsType, mountOptions(readOnly, flags))));
+    if (readOnly) await ensureReadOnly(entry);
+  } catch (err) {
+    if (made && !(await findMount(target))) entry.removeIfEmpty();
+    throw err;
+  } finally {
+    entry.close();
+  }
 }

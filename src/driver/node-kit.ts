@@ -1,41 +1,72 @@
-// What the Node service's calls share: target path checks, mount ownership and nesting checks, target cleanup.
-import { promises as fs } from 'node:fs';
+// What the Node service's calls share: target paths resolved beneath their root, locks on volume and path, mount ownership, nesting and option checks.
+import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Pool } from '../pool/pool.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
-import { run } from '../sys/exec.js';
+import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
+import { ExecError } from '../sys/exec.js';
 import { backingFileOf } from '../sys/loop.js';
-import type { MountEntry } from '../sys/mounts.js';
+import { findMount, unmountRef, type MountEntry } from '../sys/mounts.js';
 import type { DriverContext } from './context.js';
-import { failedPrecondition, notFound } from './errors.js';
-import { isInside, requireResolvedTargetPath, resolveExisting } from './validate.js';
+import { status } from '@grpc/grpc-js';
+import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
+import { isInside, printable, requireTargetPath } from './validate.js';
 
 export function sameFlags(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
 }
 
-/** Removes the directory or empty device file the driver made at a target; never anything with content. */
-export async function removeTarget(target: string): Promise<void> {
-  let st;
-  try {
-    st = await fs.lstat(target);
-  } catch {
-    return;
-  }
-  if (st.isDirectory()) await fs.rmdir(target).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw failedPrecondition(`cannot remove ${target}: ${err.message}`);
-  });
-  else if (st.isFile() && st.size === 0) await fs.unlink(target).catch(() => undefined);
-}
-
-export async function unmount(target: string): Promise<void> {
-  await run('umount', [target], { timeoutMs: 120_000 });
-}
-
 export function readOnlyMount(m: MountEntry): boolean {
   return m.options.includes('ro');
+}
+
+/**
+ * The options of a mount Lode makes: read-only wins over anything the caller's flags say
+ * ("rw" is dropped and "ro" comes last, since mount(8) lets the last of two options win).
+ */
+export function mountOptions(readOnly: boolean, flags: readonly string[]): string[] {
+  return readOnly ? [...flags.filter((f) => f !== 'rw'), 'ro'] : ['rw', ...flags];
+}
+
+/**
+ * Runs a mount that carries the caller's mount flags. mount(8) exits 32 when the kernel refuses
+ * the mount, and with flags the caller chose, those are what the filesystem refused (a flag it
+ * does not know, "uid=0" on ext4, "dax" on a loop device...): the caller's to fix.
+ */
+export async function withCallerFlags<T>(flags: readonly string[], field: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (flags.length > 0 && err instanceof ExecError && err.exitCode === 32) {
+      throw invalidArgument(`${field}.mount_flags (${printable(flags.join(','))}) were refused by the filesystem: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+/** Fails, and takes the mount down again, when a mount that must be read-only is not. */
+export async function ensureReadOnly(anchored: AnchoredPath): Promise<void> {
+  const m = await findMount(anchored.path);
+  if (m && readOnlyMount(m)) return;
+  if (m) await unmountRef(anchored.ref).catch(() => undefined);
+  throw internal(`the mount at ${anchored.path} came out writable although read-only was asked; it was taken down`);
+}
+
+interface Root {
+  /** As configured, for the lexical check of a caller's path. */
+  given: string;
+  /** With symlinks resolved: where the walk starts. */
+  real: string;
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 /** The driver context plus the checks every Node call makes. */
@@ -46,9 +77,78 @@ export class NodeKit {
     this.catalog = ctx.catalog;
   }
 
-  /** A stage or publish path: allowed, normalised and with symlinks resolved. */
-  checkPath(p: string, field: string): Promise<string> {
-    return requireResolvedTargetPath(p, field, this.ctx.targetRoots(), this.catalog.poolDirs());
+  /** Target roots and pool directories with symlinks resolved, read once: they are the operator's, not the caller's. */
+  private realRoots: Root[] | undefined;
+  private realPools: string[] | undefined;
+
+  private roots(): Root[] {
+    this.realRoots ??= this.ctx.targetRoots().map((given) => ({ given, real: realOrSelf(given) }));
+    return this.realRoots;
+  }
+
+  private pools(): string[] {
+    this.realPools ??= this.catalog.poolDirs().map(realOrSelf);
+    return this.realPools;
+  }
+
+  /** The root a real path lies in and the components below it. */
+  private split(p: string): { root: string; rel: string[] } | undefined {
+    for (const r of this.roots()) {
+      for (const base of [r.given, r.real]) {
+        if (isInside(p, base)) return { root: r.real, rel: path.relative(base, p).split('/') };
+      }
+    }
+    return undefined;
+  }
+
+  private walk(p: string, field: string, create: boolean): AnchoredPath {
+    const normal = requireTargetPath(p, field, this.roots().flatMap((r) => [r.given, r.real]), this.pools());
+    const where = this.split(normal);
+    if (where === undefined) throw invalidArgument(`${field} "${printable(p)}" is outside the allowed target roots`);
+    let anchored: AnchoredPath;
+    try {
+      anchored = openBeneath(where.root, where.rel, create);
+    } catch (err) {
+      if (err instanceof PathRefused) throw invalidArgument(`${field} "${printable(p)}": ${err.message}`);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw failedPrecondition(`${field} "${printable(p)}": ${(err as Error).message}`);
+      throw err;
+    }
+    if (this.pools().some((dir) => anchored.path === dir || isInside(anchored.path, dir) || isInside(dir, anchored.path))) {
+      anchored.close();
+      throw invalidArgument(`${field} "${printable(p)}" leads into a storage pool directory`);
+    }
+    return anchored;
+  }
+
+  /**
+   * A stage or publish path checked and resolved beneath its target root (symlinks followed
+   * only while they stay inside it), without creating anything: the real path, which records,
+   * locks and the mount table all use.
+   */
+  resolve(p: string, field: string): string {
+    const anchored = this.walk(p, field, false);
+    anchored.close();
+    return anchored.path;
+  }
+
+  /**
+   * Opens the real path `real` (from resolve) for use, making missing directories on the way
+   * when `create`. Called under the path's lock: if a link was swapped in since resolve, the
+   * path now leads elsewhere and the call is refused, to be retried.
+   */
+  open(real: string, field: string, create: boolean): AnchoredPath {
+    const anchored = this.walk(real, field, create);
+    if (anchored.path !== real) {
+      anchored.close();
+      throw aborted(`${field} changed while it was being resolved (now ${printable(anchored.path)}); retry`);
+    }
+    return anchored;
+  }
+
+  /** Runs `fn` holding the volume's lock and the locks of the paths: one volume per path at a time. */
+  withLocks<T>(id: string, paths: readonly string[], fn: () => Promise<T>): Promise<T> {
+    return this.ctx.locks.with([id, ...paths.map((p) => `path:${p}`)], fn);
   }
 
   /**
@@ -85,11 +185,17 @@ export class NodeKit {
     return false;
   }
 
-  /** `p` if it is where the volume is staged or published, else NOT_FOUND. */
-  async requirePathOf(r: VolumeRecord, p: string): Promise<string> {
-    // Records hold resolved paths (see requireResolvedTargetPath), so the caller's is resolved too.
-    const normal = path.isAbsolute(p) ? await resolveExisting(path.normalize(p).replace(/(.)\/+$/, '$1')) : p;
-    if (!volumePaths(r).includes(normal)) throw notFound(`volume ${r.id} is not staged or published at "${p}"`);
-    return normal;
+  /** The real path of `p` if it is where the volume is staged or published, else NOT_FOUND. */
+  requirePathOf(r: VolumeRecord, p: string, field: string): string {
+    let real: string | undefined;
+    try {
+      real = this.resolve(p, field);
+    } catch (err) {
+      // A path that cannot be one of ours (relative, outside the roots, a bad link) is, for a
+      // question about where the volume is, simply not where it is.
+      if (!(err instanceof CsiError && err.code === status.INVALID_ARGUMENT)) throw err;
+    }
+    if (real === undefined || !volumePaths(r).includes(real)) throw notFound(`volume ${r.id} is not staged or published at "${printable(p)}"`);
+    return real;
   }
 }

@@ -1,30 +1,28 @@
 // NodePublishVolume and NodeUnpublishVolume: bind a staged volume into a pod, and take it out again.
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type * as csi from '../csi/types.js';
 import type { Publication } from '../pool/volume-record.js';
-import { bindMount, mountAt, readMountTable } from '../sys/mounts.js';
+import { bindMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { publishInline } from './node-inline.js';
-import { readOnlyMount, removeTarget, unmount, type NodeKit } from './node-kit.js';
+import { ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
 import { EPHEMERAL_KEY } from './parameters.js';
 import { isInside, requireVolumeId } from './validate.js';
 
 export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__Output): Promise<csi.NodePublishVolumeResponse> {
   const id = requireVolumeId(req.volume_id);
-  const target = await kit.checkPath(req.target_path, 'target_path');
   const cap = requireCapability(req.volume_capability, 'volume_capability');
+  const target = kit.resolve(req.target_path, 'target_path');
   const readOnly = req.readonly || isReadOnlyMode(cap.mode);
   if (req.volume_context[EPHEMERAL_KEY] === 'true') return publishInline(kit, req, id, target, cap, readOnly);
   if (req.staging_target_path === '') throw invalidArgument('staging_target_path is required: this driver stages volumes (STAGE_UNSTAGE_VOLUME)');
-  const staging = await kit.checkPath(req.staging_target_path, 'staging_target_path');
+  const staging = kit.resolve(req.staging_target_path, 'staging_target_path');
   // A bind at, inside or over the staging path would stack on or hide the staging mount.
   if (target === staging || isInside(target, staging) || isInside(staging, target)) {
     throw invalidArgument(`target_path "${target}" must lie apart from staging_target_path "${staging}"`);
   }
-  return kit.ctx.locks.with([id], async () => {
+  return kit.withLocks(id, [target], async () => {
     const r = kit.volume(id);
     if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
     if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
@@ -48,18 +46,40 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
     }
     await kit.refuseNesting(target, mounts);
     const pub: Publication = { targetPath: target, readOnly };
-    if (r.accessType === 'mount') {
-      await fs.mkdir(target, { recursive: true });
-      await bindMount(staging, target, readOnly, cap.mountFlags);
-      failpoint('publish:mounted');
-    } else {
-      // A read-only raw block publication gets its own read-only loop device: a read-only
-      // bind of a writable device node would still let the pod write.
-      const device = readOnly ? await pool.attach(r, true) : (await pool.device(r)) ?? (await pool.attach(r));
-      if (readOnly) pub.device = device;
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      await (await fs.open(target, 'a', 0o600)).close();
-      await bindMount(device, target, false);
+    const entry = kit.open(target, 'target_path', true);
+    let made = false;
+    try {
+      if (r.accessType === 'mount') {
+        made = entry.makeDirectory();
+        const source = kit.open(staging, 'staging_target_path', false);
+        try {
+          // The kernel ignores options on the first bind; only a remount applies them (read-only last).
+          const options = readOnly ? mountOptions(true, cap.mountFlags) : cap.mountFlags;
+          await entry.withEntry('directory', (ref) => withCallerFlags(cap.mountFlags, 'volume_capability', () =>
+            bindMount(source.ref, ref, entry.ref, options)));
+        } finally {
+          source.close();
+        }
+        if (readOnly) await ensureReadOnly(entry);
+        failpoint('publish:mounted');
+      } else {
+        // A read-only raw block publication gets its own read-only loop device: a read-only
+        // bind of a writable device node would still let the pod write.
+        const device = readOnly ? await pool.attach(r, true) : (await pool.device(r)) ?? (await pool.attach(r));
+        if (readOnly) pub.device = device;
+        made = entry.makeFile();
+        try {
+          await entry.withEntry('file', (ref) => bindMount(device, ref, entry.ref));
+        } catch (err) {
+          if (readOnly) await pool.detachDevice(device);
+          throw err;
+        }
+      }
+    } catch (err) {
+      if (made) entry.removeIfEmpty();
+      throw err;
+    } finally {
+      entry.close();
     }
     r.publications = [...r.publications.filter((p) => p.targetPath !== target), pub];
     await kit.catalog.save(r, false);
@@ -69,41 +89,48 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
 
 export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeRequest__Output): Promise<csi.NodeUnpublishVolumeResponse> {
   const id = requireVolumeId(req.volume_id);
-  const target = await kit.checkPath(req.target_path, 'target_path');
-  return kit.ctx.locks.with([id], async () => {
+  const target = kit.resolve(req.target_path, 'target_path');
+  return kit.withLocks(id, [target], async () => {
     const r = kit.catalog.get(id);
     // The snapshot stays good for refuseNesting after our own unmount: that only removes the
     // mount at the target itself, and refuseNesting looks below and above it.
     const mounts = await readMountTable();
     const m = mountAt(mounts, target);
-    if (!r) {
-      if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
-      await kit.refuseNesting(target, mounts); // an empty file or directory inside a volume is a pod's, not a target
-      await removeTarget(target);
+    const entry = kit.open(target, 'target_path', false);
+    try {
+      if (!r) {
+        if (m) throw notFound(`volume ${id} does not exist; the mount at ${target} is left alone`);
+        await kit.refuseNesting(target, mounts); // an empty file or directory inside a volume is a pod's, not a target
+        entry.removeIfEmpty();
+        return {};
+      }
+      const pool = kit.catalog.pool(r.pool);
+      const pub = r.publications.find((p) => p.targetPath === target);
+      if (m) {
+        // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
+        if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
+        if (!pub && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
+        await unmountRef(entry.ref);
+        failpoint('unpublish:unmounted');
+      }
+      await kit.refuseNesting(target, mounts);
+      if (entry.removeIfEmpty() === 'kept' && entry.stat()?.isDirectory()) {
+        throw failedPrecondition(`cannot remove ${target}: the directory is not empty (something was written there while it was not mounted)`);
+      }
+      if (pub?.device) await pool.detachDevice(pub.device);
+      if (r.ephemeral) {
+        // Only unpublishing its own target ends an inline volume: a call naming another path
+        // must not delete the image under the pod that still has it mounted.
+        if (pub) await kit.catalog.destroy(r);
+        return {};
+      }
+      if (pub) {
+        r.publications = r.publications.filter((p) => p !== pub);
+        await kit.catalog.save(r, false);
+      }
       return {};
+    } finally {
+      entry.close();
     }
-    const pool = kit.catalog.pool(r.pool);
-    const pub = r.publications.find((p) => p.targetPath === target);
-    if (m) {
-      // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
-      if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
-      if (!pub && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
-      await unmount(target);
-      failpoint('unpublish:unmounted');
-    }
-    await kit.refuseNesting(target, mounts);
-    await removeTarget(target);
-    if (pub?.device) await pool.detachDevice(pub.device);
-    if (r.ephemeral) {
-      // Only unpublishing its own target ends an inline volume: a call naming another path
-      // must not delete the image under the pod that still has it mounted.
-      if (pub) await kit.catalog.destroy(r);
-      return {};
-    }
-    if (pub) {
-      r.publications = r.publications.filter((p) => p !== pub);
-      await kit.catalog.save(r, false);
-    }
-    return {};
   });
 }

@@ -1,21 +1,23 @@
 // NodeStageVolume and NodeUnstageVolume: attach, format once, mount at the staging path; and undo it.
-import { promises as fs } from 'node:fs';
 import type * as csi from '../csi/types.js';
+import { formatSize } from '../pool/sizes.js';
 import type { Publication } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { growFilesystem, growUnmountedExt4, makeFilesystem } from '../sys/filesystem.js';
-import { mountAt, mountDevice, readMountTable } from '../sys/mounts.js';
+import { mountAt, mountDevice, readMountTable, unmountRef } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
+import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
-import { sameFlags, unmount, type NodeKit } from './node-kit.js';
+import { ensureReadOnly, mountOptions, sameFlags, withCallerFlags, type NodeKit } from './node-kit.js';
+import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
 export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Output): Promise<csi.NodeStageVolumeResponse> {
   const id = requireVolumeId(req.volume_id);
-  const staging = await kit.checkPath(req.staging_target_path, 'staging_target_path');
   const cap = requireCapability(req.volume_capability, 'volume_capability');
-  return kit.ctx.locks.with([id], async () => {
+  const staging = kit.resolve(req.staging_target_path, 'staging_target_path');
+  return kit.withLocks(id, [staging], async () => {
     const r = kit.volume(id);
     // One look at the mount table per call: the checks below all read the same snapshot.
     const mounts = await readMountTable();
@@ -28,6 +30,9 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     }
     const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
     if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
+    if (!r.formatted && fsType !== '' && r.capacityBytes < minimumFor(fsType)) {
+      throw invalidArgument(`volume ${id} has ${formatSize(r.capacityBytes)}; ${fsType} needs at least ${formatSize(minimumFor(fsType))} (volume_capability.mount.fs_type)`);
+    }
     if (r.staging === staging && !sameFlags(r.stagingFlags, cap.mountFlags)) {
       if (r.accessType === 'block' || mountAt(mounts, staging)) {
         throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
@@ -44,51 +49,69 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     // A missing or truncated image is the node's state, not a fault of the call.
     const broken = await pool.problem(r);
     if (broken !== undefined) throw failedPrecondition(`volume ${id} cannot be staged: ${broken}`);
-    const device = await pool.attach(r);
-    failpoint('stage:attached');
-    await fs.mkdir(staging, { recursive: true });
-    // Whether the record must reach the disk before we answer: "formatted" must, or a
-    // power loss could make a later stage format over the user's data.
-    let durable = false;
-    if (r.accessType === 'mount' && fsType !== '') {
-      // Anything mounted here is this volume (the check above refused anything else): a retry.
-      const mountedHere = occupied !== undefined;
-      if (!r.formatted) {
-        // Format once: the record, not a probe of the device, says whether this volume
-        // was ever formatted. A crash before the record is saved only repeats the mkfs of
-        // a volume nobody could have written to yet (stage never returned) - unless the
-        // crash came after the mount, in which case the filesystem is there already.
-        if (!mountedHere) await makeFilesystem(device, fsType);
-        failpoint('stage:formatted');
-        r.formatted = true;
-        r.fsType = fsType;
-        r.filesystemBytes = r.capacityBytes;
-        durable = true;
+    const hadDevice = (await pool.device(r)) !== undefined;
+    const dir = kit.open(staging, 'staging_target_path', true);
+    let madeDir = false;
+    let mounted = occupied !== undefined;
+    try {
+      madeDir = dir.makeDirectory();
+      const device = await pool.attach(r);
+      failpoint('stage:attached');
+      // Whether the record must reach the disk before we answer: "formatted" must, or a
+      // power loss could make a later stage format over the user's data.
+      let durable = false;
+      if (r.accessType === 'mount' && fsType !== '') {
+        // Anything mounted here is this volume (the check above refused anything else): a retry.
+        if (!r.formatted) {
+          // Format once: the record, not a probe of the device, says whether this volume
+          // was ever formatted. A crash before the record is saved only repeats the mkfs of
+          // a volume nobody could have written to yet (stage never returned) - unless the
+          // crash came after the mount, in which case the filesystem is there already.
+          if (!mounted) await makeFilesystem(device, fsType);
+          failpoint('stage:formatted');
+          r.formatted = true;
+          r.fsType = fsType;
+          r.filesystemBytes = r.capacityBytes;
+          durable = true;
+        }
+        const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
+        if (!mounted) {
+          // A volume expanded while not staged grows here, before anyone uses it.
+          if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
+          const readOnly = isReadOnlyMode(cap.mode);
+          await dir.withEntry('directory', (ref) => withCallerFlags(cap.mountFlags, 'volume_capability', () =>
+            mountDevice(device, ref, fsType, mountOptions(readOnly, cap.mountFlags))));
+          mounted = true;
+          if (readOnly) await ensureReadOnly(dir);
+          failpoint('stage:mounted');
+        }
+        if (needsGrow) {
+          // A mount point cannot be renamed or replaced, so its real path is safe to name here.
+          if (fsType === 'xfs') await growFilesystem(device, staging, 'xfs');
+          r.filesystemBytes = r.capacityBytes;
+        }
       }
-      const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
-      if (!mountedHere) {
-        // A volume expanded while not staged grows here, before anyone uses it.
-        if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
-        const opts = [isReadOnlyMode(cap.mode) ? 'ro' : 'rw', ...cap.mountFlags];
-        await mountDevice(device, staging, fsType, opts);
-        failpoint('stage:mounted');
+      r.staging = staging;
+      r.stagingFlags = cap.mountFlags;
+      await kit.catalog.save(r, durable);
+      return {};
+    } catch (err) {
+      // A refused stage leaves what it found: no device it attached, no directory it made.
+      if (!mounted) {
+        if (!hadDevice) await pool.detach(r).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
+        if (madeDir) dir.removeIfEmpty();
       }
-      if (needsGrow) {
-        if (fsType === 'xfs') await growFilesystem(device, staging, 'xfs');
-        r.filesystemBytes = r.capacityBytes;
-      }
+      throw err;
+    } finally {
+      dir.close();
     }
-    r.staging = staging;
-    r.stagingFlags = cap.mountFlags;
-    await kit.catalog.save(r, durable);
-    return {};
   });
 }
 
 export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__Output): Promise<csi.NodeUnstageVolumeResponse> {
   const id = requireVolumeId(req.volume_id);
-  const staging = await kit.checkPath(req.staging_target_path, 'staging_target_path');
-  return kit.ctx.locks.with([id], async () => {
+  const staging = kit.resolve(req.staging_target_path, 'staging_target_path');
+  return kit.withLocks(id, [staging], async () => {
     const r = kit.catalog.get(id);
     const mounts = await readMountTable();
     const m = mountAt(mounts, staging);
@@ -103,7 +126,12 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
     const pool = kit.catalog.pool(r.pool);
     if (m) {
       if (!(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
-      await unmount(staging);
+      const dir = kit.open(staging, 'staging_target_path', false);
+      try {
+        await unmountRef(dir.ref);
+      } finally {
+        dir.close();
+      }
       failpoint('unstage:unmounted');
     }
     await pool.detach(r);

@@ -14,7 +14,7 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
   const id = requireVolumeId(req.volume_id);
   if (req.volume_path === '') throw invalidArgument('volume_path is required');
   const r = kit.volume(id);
-  const volumePath = await kit.requirePathOf(r, req.volume_path);
+  const volumePath = kit.requirePathOf(r, req.volume_path, 'volume_path');
   const pool = kit.catalog.pool(r.pool);
   let problem = await pool.problem(r);
   const m = await findMount(volumePath);
@@ -51,7 +51,7 @@ export async function expand(kit: NodeKit, req: csi.NodeExpandVolumeRequest__Out
   if (req.volume_capability) requireCapability(req.volume_capability, 'volume_capability');
   return kit.ctx.locks.with([id], async () => {
     const r = kit.volume(id);
-    const volumePath = await kit.requirePathOf(r, req.volume_path);
+    const volumePath = kit.requirePathOf(r, req.volume_path, 'volume_path');
     // Kubernetes' resizer never calls ControllerExpandVolume on this node (see
     // controllerCapabilities), so the node grows the image itself.
     if (range.required > r.capacityBytes) await growBacking(kit.ctx, r, range);

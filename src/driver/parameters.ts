@@ -69,3 +69,13 @@ export function readInlineAttributes(map: Record<string, string>, catalog: Volum
   }
   return { ...common, sizeBytes };
 }
+
+/** The inline-volume attributes Lode itself reads: the only ones worth keeping with the volume. */
+export function lodeAttributes(map: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const key of [PARAM_POOL, PARAM_FSTYPE, ATTR_SIZE]) {
+    const value = map[key];
+    if (value !== undefined) kept[key] = value;
+  }
+  return kept;
+}

@@ -55,32 +55,41 @@ export async function findMount(mountPoint: string): Promise<MountEntry | undefi
   return mountAt(await readMountTable(), mountPoint);
 }
 
-export async function mountDevice(device: string, target: string, fsType: string, options: readonly string[]): Promise<void> {
-  const args = ['-t', fsType];
+/**
+ * Mount targets arrive as handle references (see sys/beneath.ts): `-c` keeps mount(8) from
+ * canonicalising them back into a path string, which would resolve the links again.
+ */
+export async function mountDevice(device: string, targetRef: string, fsType: string, options: readonly string[]): Promise<void> {
+  const args = ['-c', '-t', fsType];
   if (options.length > 0) args.push('-o', options.join(','));
-  args.push(device, target);
+  args.push(device, targetRef);
   await run('mount', args, { timeoutMs: 120_000 });
 }
 
 /**
- * Bind-mounts `source` (a directory or a device node) at `target`. Read-only needs a
- * second remount: the kernel ignores "ro" on the initial bind.
+ * Bind-mounts `sourceRef` (a directory or a device node) at `targetRef`. Options need a second
+ * remount (the kernel ignores them on the initial bind), which must name the new mount, so it
+ * goes through `remountRef`: a lookup that crosses into what is now mounted at the target.
  */
-export async function bindMount(source: string, target: string, readOnly: boolean, options: readonly string[] = []): Promise<void> {
-  await run('mount', ['--bind', source, target], { timeoutMs: 60_000 });
-  if (readOnly || options.length > 0) {
-    const opts = ['remount', 'bind', ...(readOnly ? ['ro'] : []), ...options];
+export async function bindMount(sourceRef: string, targetRef: string, remountRef: string, options: readonly string[] = []): Promise<void> {
+  await run('mount', ['-c', '--bind', sourceRef, targetRef], { timeoutMs: 60_000 });
+  if (options.length > 0) {
     try {
-      await run('mount', ['-o', opts.join(','), target], { timeoutMs: 60_000 });
+      await run('mount', ['-c', '-o', ['remount', 'bind', ...options].join(','), remountRef], { timeoutMs: 60_000 });
     } catch (err) {
-      // Leave nothing half-done: a bind that could not be made read-only must not stay writable.
-      await run('umount', [target], { timeoutMs: 60_000 }).catch(() => undefined);
+      // Leave nothing half-done: a bind that could not take its options (read-only among them) must not stay.
+      await unmountRef(remountRef).catch(() => undefined);
       throw err;
     }
   }
 }
 
-/** Unmounts `target` if something is mounted there; true if it unmounted. */
+/** Unmounts what is mounted at `ref`, a lookup that crosses into the mount (never a handle on the mount itself, which would keep it busy). */
+export async function unmountRef(ref: string): Promise<void> {
+  await run('umount', ['-c', ref], { timeoutMs: 120_000 });
+}
+
+/** Unmounts `target` if something is mounted there; true if it unmounted. For paths from records, which are real paths. */
 export async function unmountIfMounted(target: string): Promise<boolean> {
   if (!(await findMount(target))) return false;
   await run('umount', [target], { timeoutMs: 120_000 });
