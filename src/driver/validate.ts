@@ -1,5 +1,4 @@
 // Field checks shared by the CSI handlers; each failure names the field and says what is wrong.
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { invalidArgument } from './errors.js';
 
@@ -41,42 +40,6 @@ export function requireTargetPath(p: string, field: string, roots: readonly stri
     throw invalidArgument(`${field} "${printable(p)}" overlaps a storage pool directory`);
   }
   return normal;
-}
-
-/** `p` with symlinks resolved as far as it exists; the part that does not exist yet is appended as is. */
-export async function resolveExisting(p: string): Promise<string> {
-  const rest: string[] = [];
-  let existing = p;
-  for (;;) {
-    try {
-      return path.join(await fs.realpath(existing), ...rest.reverse());
-    } catch {
-      const parent = path.dirname(existing);
-      if (parent === existing) return p;
-      rest.push(path.basename(existing));
-      existing = parent;
-    }
-  }
-}
-
-/**
- * requireTargetPath, then the same check on the path with symlinks resolved: a symlink
- * planted below kubelet's directory must not lead a mount (or the removal of a target) to
- * /etc or into a pool. Returns the resolved path: mount(8) follows the links and the kernel's
- * mount table names the real path, so every lookup, mount and record must use that one, or a
- * link to another volume's target would let a publish stack on it unseen.
- */
-export async function requireResolvedTargetPath(p: string, field: string, roots: readonly string[], forbidden: readonly string[]): Promise<string> {
-  const normal = requireTargetPath(p, field, roots, forbidden);
-  const resolved = await resolveExisting(normal);
-  if (resolved !== normal) {
-    const realRoots = await Promise.all(roots.map(resolveExisting));
-    const realForbidden = await Promise.all(forbidden.map(resolveExisting));
-    if (!realRoots.some((root) => isInside(resolved, root)) || realForbidden.some((dir) => isInside(resolved, dir) || isInside(dir, resolved) || dir === resolved)) {
-      throw invalidArgument(`${field} "${printable(p)}" leads through a symlink to ${printable(resolved)}, outside the allowed target roots`);
-    }
-  }
-  return resolved;
 }
 
 /** True when `p` is strictly below `dir`. */
