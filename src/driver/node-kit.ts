@@ -1,6 +1,7 @@
 // What the Node service's calls share: target paths resolved beneath their root, locks on volume and path, mount ownership, nesting and option checks.
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
+import { status } from '@grpc/grpc-js';
 import type { Pool } from '../pool/pool.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
@@ -10,7 +11,6 @@ import { ExecError } from '../sys/exec.js';
 import { backingFileOf } from '../sys/loop.js';
 import { findMount, unmountRef, type MountEntry } from '../sys/mounts.js';
 import type { DriverContext } from './context.js';
-import { status } from '@grpc/grpc-js';
 import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
 import { isInside, printable, requireTargetPath } from './validate.js';
 
@@ -82,8 +82,11 @@ export class NodeKit {
   private realPools: string[] | undefined;
 
   private roots(): Root[] {
-    this.realRoots ??= this.ctx.targetRoots().map((given) => ({ given, real: realOrSelf(given) }));
-    return this.realRoots;
+    if (this.realRoots) return this.realRoots;
+    const roots = this.ctx.targetRoots().map((given) => ({ given, real: realOrSelf(given) }));
+    // A root that does not exist yet (kubelet not started) is looked at again next time.
+    if (roots.every((r) => existsSync(r.real))) this.realRoots = roots;
+    return roots;
   }
 
   private pools(): string[] {
