@@ -14,6 +14,8 @@ export interface DriverConfig {
   controllerExpansion: boolean;
   /** HOST:PORT of the metrics and health endpoint, or undefined for none. */
   metricsAddress?: string;
+  /** Seconds between re-reads of the pools' free space (capacity and metrics follow other use of the disk). */
+  capacityRefreshSeconds: number;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

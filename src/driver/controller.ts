@@ -170,6 +170,8 @@ export function controllerService(ctx: DriverContext) {
     for (const [i, cap] of req.volume_capabilities.entries()) {
       if (typeof parseCapability(cap, `volume_capabilities[${i}]`) === 'string') return zero;
     }
+    // One statfs: the disk's free space moves with whatever else writes there.
+    await catalog.refresh(params.pool);
     const stats = catalog.statsOf(params.pool);
     const pool = catalog.pool(params.pool).config;
     const available = stats.availableBytes;

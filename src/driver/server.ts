@@ -67,6 +67,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   });
   // Only root (and the socket's group) may talk to a driver that mounts filesystems.
   await fs.chmod(socketPath, 0o660);
+  // Capacity and metrics follow other writers of the pools' disks between calls too. unref:
+  // the timer never keeps a stopping process alive.
+  const refresher = setInterval(() => void catalog.refreshAll(), config.capacityRefreshSeconds * 1000);
+  refresher.unref();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes })),
@@ -75,6 +79,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     ctx,
     socketPath,
     stop: async () => {
+      clearInterval(refresher);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 10_000);
         server.tryShutdown(() => { clearTimeout(timer); resolve(); });

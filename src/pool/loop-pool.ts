@@ -17,8 +17,22 @@ export function volumesDir(poolDir: string): string {
 
 export class LoopPool implements Pool {
   private readonly dir: string;
-  /** For pools without a configured size: allocated + free at the last refresh. */
+  /** For pools without a configured size: bytes in images + free beyond the reserve, at the last refresh. */
   private fsCapacityBytes = 0;
+  /**
+   * Bytes each image holds on the filesystem, as far as this pool has preallocated them. Free
+   * space counts everything else, so capacity = these + free, whatever the catalog has
+   * reserved but not yet allocated (or freed but not yet forgotten).
+   */
+  private readonly imageBytes = new Map<string, number>();
+  private imageBytesTotal = 0;
+  /**
+   * While fallocate or rm runs, free space and `imageBytes` disagree. `changing` counts such
+   * operations in flight and `changes` every start and end of one, so a refresh that
+   * overlapped one keeps the previous figure (the operation's own refresh follows).
+   */
+  private changing = 0;
+  private changes = 0;
   private sparseWarned = false;
   /**
    * The loop devices of each image as this process knows them ([] = none). Filled from one
@@ -46,20 +60,29 @@ export class LoopPool implements Pool {
     const attached = new Map<string, string[]>();
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
     this.known.clear();
+    this.imageBytes.clear();
+    this.imageBytesTotal = 0;
+    const sizes = new Map(records.map((r) => [this.imagePath(r), r.capacityBytes]));
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
       const id = name.slice(0, -IMAGE_SUFFIX.length);
       const image = path.join(this.dir, name);
       if (recorded.has(id)) {
         this.known.set(image, attached.get(image) ?? []);
+        this.setImageBytes(image, sizes.get(image) ?? 0);
         continue;
       }
       for (const d of attached.get(image) ?? []) await detachLoop(d);
       await fs.rm(image, { force: true });
       log('warn', 'removed image without a record', { pool: this.config.name, image });
     }
-    const allocated = records.reduce((sum, r) => sum + r.capacityBytes, 0);
-    await this.refresh(allocated);
+    await this.refresh();
+  }
+
+  private setImageBytes(image: string, bytes: number): void {
+    this.imageBytesTotal += bytes - (this.imageBytes.get(image) ?? 0);
+    if (bytes > 0) this.imageBytes.set(image, bytes);
+    else this.imageBytes.delete(image);
   }
 
   stats(allocatedBytes: number, volumes: number): PoolStats {
@@ -74,23 +97,51 @@ export class LoopPool implements Pool {
     };
   }
 
-  async refresh(allocatedBytes: number): Promise<void> {
-    if (this.config.sizeBytes !== undefined) return;
+  async refresh(): Promise<void> {
+    if (this.config.sizeBytes !== undefined || this.changing > 0) return;
+    const before = this.changes;
     const s = await fs.statfs(this.dir);
+    if (this.changing > 0 || this.changes !== before) return;
     // Images are preallocated, so their blocks are already missing from bavail.
-    this.fsCapacityBytes = allocatedBytes + s.bavail * s.bsize;
+    const free = s.bavail * s.bsize;
+    this.fsCapacityBytes = this.imageBytesTotal + Math.max(0, free - this.reserveBytes(s.blocks * s.bsize));
   }
 
-  async allocate(record: VolumeRecord): Promise<void> {
-    const image = this.imagePath(record);
-    const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o600);
-    await handle.close();
-    if (!this.known.has(image)) this.known.set(image, []);
-    await this.preallocate(image, record.capacityBytes);
+  /** Bytes of the filesystem (of `totalBytes`) the pool leaves to everything else on it. */
+  private reserveBytes(totalBytes: number): number {
+    const r = this.config.reserve;
+    if (r === undefined) return 0;
+    return 'percent' in r ? Math.ceil((totalBytes * r.percent) / 100) : r.bytes;
   }
 
-  async grow(record: VolumeRecord): Promise<void> {
-    await this.preallocate(this.imagePath(record), record.capacityBytes);
+  /** Runs an operation that changes the pool's own use of the filesystem (see `changing`). */
+  private async changingSpace<T>(op: () => Promise<T>): Promise<T> {
+    this.changing += 1;
+    this.changes += 1;
+    try {
+      return await op();
+    } finally {
+      this.changing -= 1;
+      this.changes += 1;
+    }
+  }
+
+  allocate(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      const image = this.imagePath(record);
+      const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o600);
+      await handle.close();
+      if (!this.known.has(image)) this.known.set(image, []);
+      await this.preallocate(image, record.capacityBytes);
+      this.setImageBytes(image, record.capacityBytes);
+    });
+  }
+
+  grow(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      await this.preallocate(this.imagePath(record), record.capacityBytes);
+      this.setImageBytes(this.imagePath(record), record.capacityBytes);
+    });
   }
 
   /**
@@ -115,10 +166,13 @@ export class LoopPool implements Pool {
     }
   }
 
-  async release(record: VolumeRecord): Promise<void> {
-    await this.detach(record);
-    await fs.rm(this.imagePath(record), { force: true });
-    this.known.delete(this.imagePath(record));
+  release(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      await this.detach(record);
+      await fs.rm(this.imagePath(record), { force: true });
+      this.known.delete(this.imagePath(record));
+      this.setImageBytes(this.imagePath(record), 0);
+    });
   }
 
   /** The image's loop devices: from what this process knows, checked against sysfs, else a kernel scan. */

@@ -1,9 +1,10 @@
-// Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,backend=loop]".
+// Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,backend=loop]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
-import type { PoolConfig } from './pool.js';
+import type { PoolConfig, PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, backend';
 
 export function parsePoolSpec(spec: string): PoolConfig {
   const eq = spec.indexOf('=');
@@ -28,12 +29,27 @@ export function parsePoolSpec(spec: string): PoolConfig {
       case 'size': config.sizeBytes = size(); break;
       case 'default-size': config.defaultVolumeBytes = size(); break;
       case 'max-volume-size': config.maxVolumeBytes = size(); break;
+      case 'inline-max-size': config.inlineMaxBytes = size(); break;
+      case 'reserve': config.reserve = parseReserve(name, value, size); break;
       case 'backend':
         if (value !== 'loop') throw new Error(`pool "${name}": backend "${value}" is not supported (supported: loop)`);
         break;
       default:
-        throw new Error(`pool "${name}": unknown option "${key}" (known: size, default-size, max-volume-size, backend)`);
+        throw new Error(`pool "${name}": unknown option "${key}" (known: ${KNOWN})`);
     }
   }
+  // A sized pool's budget is fixed; a reserve there would be a second, conflicting limit.
+  if (config.sizeBytes !== undefined && config.reserve !== undefined) {
+    throw new Error(`pool "${name}": reserve applies to pools without size= (they follow their filesystem's free space); give one or the other`);
+  }
   return config;
+}
+
+/** "20%" (of the filesystem's size) or a size such as "5Gi". */
+function parseReserve(pool: string, value: string, size: () => number): PoolReserve {
+  const m = /^(\d+(?:\.\d+)?)%$/.exec(value.trim());
+  if (!m) return { bytes: size() };
+  const percent = Number(m[1]);
+  if (!(percent > 0 && percent < 100)) throw new Error(`pool "${pool}": reserve: ${value} must be more than 0% and less than 100%`);
+  return { percent };
 }

@@ -12,7 +12,16 @@ export interface PoolConfig {
   defaultVolumeBytes: number;
   /** Largest single volume; undefined = no limit but the free space. */
   maxVolumeBytes?: number;
+  /**
+   * What an unsized pool leaves free on its filesystem, whoever else writes there: a share of
+   * the filesystem's size or a byte count. undefined = none.
+   */
+  reserve?: PoolReserve;
+  /** Largest inline ephemeral volume; undefined = the pool makes none (they bypass scheduling and quota). */
+  inlineMaxBytes?: number;
 }
+
+export type PoolReserve = { percent: number } | { bytes: number };
 
 /**
  * A backend manages the backing storage of volumes; the driver decides what to do and
@@ -25,8 +34,8 @@ export interface Pool {
   open(records: VolumeRecord[]): Promise<void>;
   /** Capacity figures from memory (never a disk scan). `allocatedBytes` is passed in by the ledger. */
   stats(allocatedBytes: number, volumes: number): PoolStats;
-  /** Re-reads what the underlying filesystem can still hold (unsized pools). */
-  refresh(allocatedBytes: number): Promise<void>;
+  /** Re-reads what the underlying filesystem can still hold (unsized pools): one statfs. */
+  refresh(): Promise<void>;
   /** Creates or completes the backing storage for `record.capacityBytes`. */
   allocate(record: VolumeRecord): Promise<void>;
   /** Grows the backing storage to `record.capacityBytes`. */

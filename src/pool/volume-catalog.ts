@@ -212,8 +212,17 @@ export class VolumeCatalog implements PoolStatsSource {
     void this.refresh(record.pool);
   }
 
-  private async refresh(pool: string): Promise<void> {
+  /**
+   * Re-reads what the pool's filesystem can still hold, so capacity follows whatever else
+   * writes to that disk (GetCapacity and a timer call this; creates, deletes and grows too).
+   */
+  async refresh(pool: string): Promise<void> {
     const e = this.entry(pool);
-    await e.pool.refresh(e.allocatedBytes).catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
+    await e.pool.refresh().catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
+  }
+
+  /** Every pool's refresh; never rejects. */
+  async refreshAll(): Promise<void> {
+    for (const name of this.poolOrder) await this.refresh(name);
   }
 }

@@ -22,6 +22,8 @@ export interface PoolSpec {
   size?: string;
   /** Extra options appended to the spec, e.g. "max-volume-size=64Mi". */
   extra?: string;
+  /** An existing directory to use instead of one under the harness's work dir (e.g. a test's own filesystem). */
+  dir?: string;
 }
 
 export interface HarnessOptions {
@@ -61,7 +63,7 @@ export class DriverHarness {
   get socket(): string { return path.join(this.root, 'csi.sock'); }
   get endpoint(): string { return `unix://${this.socket}`; }
   get kubeletDir(): string { return path.join(this.root, 'kubelet'); }
-  poolDir(name: string): string { return path.join(this.root, 'pools', name); }
+  poolDir(name: string): string { return this.pools.find((p) => p.name === name)?.dir ?? path.join(this.root, 'pools', name); }
   /** A staging path like kubelet's, under the allowed target root. */
   stagingPath(tag: string): string { return path.join(this.kubeletDir, 'plugins', 'staging', tag); }
   /** A publish target like kubelet's (its parent exists, the target does not). */
