@@ -39,6 +39,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const config = flags.config;
+  if (flags.poolFile !== undefined) log('info', 'pools of this node', { nodeId: config.nodeId, file: flags.poolFile, pools: config.pools.map((p) => p.name) });
   let metrics: DriverMetrics | undefined;
   let driver;
   try {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
+import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
 export const DRIVER_USAGE = `usage: lode driver [flags]
 
@@ -13,17 +14,26 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --driver-name NAME     CSI driver name (default lode.csi.dev)       (env LODE_DRIVER_NAME)
   --pool SPEC            a storage pool, repeatable:                   (env LODE_POOLS, ';'-separated)
                          NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi]
+                         [,reserve=20%|5Gi][,inline-max-size=1Gi]
+  --pool-config DIR      pools from DIR/<node-id>, else DIR/default,   (env LODE_POOL_CONFIG)
+                         one SPEC per line (a mounted ConfigMap); instead of --pool
+  --pool-root DIR        pool directories must lie under DIR; those   (env LODE_POOL_ROOT)
+                         under DIR/pools/ are created when missing
   --target-root DIR      stage/publish targets must lie below it,      (env LODE_TARGET_ROOTS, ':'-separated)
                          repeatable (default /var/lib/kubelet)
   --metrics-address A    serve /metrics and /healthz on HOST:PORT      (env LODE_METRICS_ADDRESS)
   --controller-expansion advertise controller EXPAND_VOLUME; leave off (env LODE_CONTROLLER_EXPANSION=true)
                          in clusters, where NodeExpandVolume grows volumes on their node
   --log-level L          debug, info, warn or error (default info)     (env LODE_LOG_LEVEL)
+  --capacity-refresh S   re-read the pools' free space every S seconds (env LODE_CAPACITY_REFRESH)
+                         (default 30; GetCapacity re-reads it too)
 `;
 
 export interface DriverFlags {
   config: DriverConfig;
   logLevel: LogLevel;
+  /** Where the pool list came from: the --pool-config file, or undefined for --pool / LODE_POOLS. */
+  poolFile?: string;
 }
 
 const NODE_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;
@@ -38,6 +48,9 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'node-id': { type: 'string' },
       'driver-name': { type: 'string' },
       pool: { type: 'string', multiple: true },
+      'pool-config': { type: 'string' },
+      'pool-root': { type: 'string' },
+      'capacity-refresh': { type: 'string' },
       'target-root': { type: 'string', multiple: true },
       'metrics-address': { type: 'string' },
       'controller-expansion': { type: 'boolean' },
@@ -55,13 +68,26 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   if (!NODE_ID.test(nodeId)) throw new Error(`--node-id "${nodeId}" is not a valid node name`);
   const driverName = values['driver-name'] ?? env.LODE_DRIVER_NAME ?? 'lode.csi.dev';
   if (!DRIVER_NAME.test(driverName)) throw new Error(`--driver-name "${driverName}" must be a DNS-style name of at most 63 characters`);
-  const poolSpecs = values.pool ?? (env.LODE_POOLS ?? '').split(';').map((s) => s.trim()).filter((s) => s !== '');
+  const listed = values.pool ?? (env.LODE_POOLS ?? '').split(';').map((s) => s.trim()).filter((s) => s !== '');
+  const poolConfig = values['pool-config'] ?? (env.LODE_POOL_CONFIG || undefined);
+  if (poolConfig !== undefined && listed.length > 0) throw new Error('give pools either with --pool (LODE_POOLS) or with --pool-config (LODE_POOL_CONFIG), not both');
+  const chosen = poolConfig !== undefined ? await readPoolConfig(poolConfig, nodeId) : undefined;
+  const poolSpecs = chosen?.specs ?? listed;
   if (poolSpecs.length === 0) throw new Error('at least one --pool NAME=DIR is required');
-  const pools = poolSpecs.map(parsePoolSpec);
+  const pools = poolSpecs.map((spec) => {
+    try {
+      return parsePoolSpec(spec);
+    } catch (err) {
+      throw chosen ? new Error(`${chosen.file}: ${(err as Error).message}`) : err;
+    }
+  });
+  const poolRoot = values['pool-root'] ?? (env.LODE_POOL_ROOT || undefined);
+  if (poolRoot !== undefined && !path.isAbsolute(poolRoot)) throw new Error(`--pool-root "${poolRoot}" must be an absolute path`);
   const names = new Set<string>();
   for (const p of pools) {
     if (names.has(p.name)) throw new Error(`pool "${p.name}" is given twice`);
     names.add(p.name);
+    if (poolRoot !== undefined) await preparePoolDir(p.name, p.dir, poolRoot);
     let st;
     try {
       st = await fs.stat(p.dir);
@@ -78,13 +104,19 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const logLevel = values['log-level'] ?? env.LODE_LOG_LEVEL ?? 'info';
   if (!isLogLevel(logLevel)) throw new Error(`--log-level "${logLevel}" is not one of debug, info, warn, error`);
   const metricsAddress = values['metrics-address'] ?? env.LODE_METRICS_ADDRESS;
+  const refresh = values['capacity-refresh'] ?? env.LODE_CAPACITY_REFRESH ?? '30';
+  if (!/^\d+$/.test(refresh) || Number(refresh) < 1 || Number(refresh) > 86_400) {
+    throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
+  }
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
+      capacityRefreshSeconds: Number(refresh),
     },
     logLevel,
+    ...(chosen ? { poolFile: chosen.file } : {}),
   };
 }

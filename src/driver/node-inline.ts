@@ -7,6 +7,7 @@ import { findMount, mountAt, mountDevice, readMountTable, unmountIfMounted } fro
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
+import { requireInlineAllowed } from './inline-policy.js';
 import { ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
@@ -46,6 +47,7 @@ export async function publishInline(
     const pool = kit.catalog.pool(attrs.pool).config;
     const fsType = cap.fsType || attrs.fsType || 'ext4';
     const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);
+    requireInlineAllowed(pool, size, kit.ctx.config.nodeId);
     if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
       throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
     }

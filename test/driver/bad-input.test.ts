@@ -19,7 +19,7 @@ let clean: DiskState;
 
 before(async () => {
   // A second target root that contains the pools, so the pool guard itself is what refuses those paths.
-  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi' }], extraArgs: ['--target-root', os.tmpdir()] });
+  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi', extra: 'inline-max-size=4Ti' }], extraArgs: ['--target-root', os.tmpdir()] });
   const va = await createVolume(h, 'bad-a', 32 * MiB);
   const pa = await stageAndPublish(h, va.id, 'bad-a');
   a = { id: va.id, ...pa, hash: await writeRandomFile(path.join(pa.target, 'precious'), 2 * MiB) };

@@ -111,7 +111,7 @@ for (const [point, stepName] of FAILPOINTS) {
 test('SIGKILL during an inline ephemeral publish and unpublish: retries converge, nothing leaks', async () => {
   const attrs = { 'csi.storage.k8s.io/ephemeral': 'true', size: '32Mi' };
   for (const point of ['create:recorded', 'create:allocated', 'inline:mounted', 'unpublish:unmounted']) {
-    const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }] }, { LODE_FAILPOINT: point });
+    const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi', extra: 'inline-max-size=64Mi' }] }, { LODE_FAILPOINT: point });
     const target = h.targetPath('inline');
     await fs.mkdir(path.dirname(target), { recursive: true });
     const req = { volume_id: 'csi-0123abcd', target_path: target, volume_capability: mountCap(), volume_context: attrs };

@@ -11,7 +11,15 @@ const EPHEMERAL = 'csi.storage.k8s.io/ephemeral';
 const POOL_SIZE = 512 * MiB;
 let h: DriverHarness;
 before(async () => {
-  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi', extra: 'default-size=24Mi' }, { name: 'other', size: '512Mi' }] });
+  // Inline volumes only where a pool allows them: "fast" up to more than it holds (so a
+  // full pool is what refuses a large one), "other" up to 400Mi, "plain" not at all.
+  h = await DriverHarness.start({
+    pools: [
+      { name: 'fast', size: '512Mi', extra: 'default-size=24Mi,inline-max-size=4Gi' },
+      { name: 'other', size: '512Mi', extra: 'inline-max-size=400Mi' },
+      { name: 'plain', size: '512Mi' },
+    ],
+  });
 });
 after(async () => { await h?.cleanup(); });
 
@@ -111,6 +119,25 @@ test('an inline volume bigger than the pool, or in a pool this node lacks, is RE
   assert.deepEqual(await diskState(h), state);
   assert.equal(await exists(target), false);
   assert.equal(await available(h), POOL_SIZE);
+});
+
+test('a pool without inline-max-size makes no inline volume, and none larger than its cap', async () => {
+  const state = await diskState(h);
+  const target = h.targetPath('inline-policy');
+  const off = await expectCode(publishInline(inlineId('pod-p/off'), target, { size: '16Mi', pool: 'plain' }), status.INVALID_ARGUMENT, 'a pool that does not allow inline volumes');
+  assert.match(off, /pool "plain"/);
+  assert.match(off, /inline-max-size/);
+  const over = await expectCode(publishInline(inlineId('pod-p/over'), target, { size: '401Mi', pool: 'other', fsType: 'xfs' }), status.RESOURCE_EXHAUSTED, 'over the pool\'s inline cap');
+  assert.match(over, /pool "other".*up to 400Mi \(inline-max-size\); 401Mi asked/);
+  assert.deepEqual(await diskState(h), state);
+  assert.equal(await exists(target), false);
+  assert.equal(await available(h, { pool: 'plain' }), POOL_SIZE);
+  assert.equal(await available(h, { pool: 'other' }), POOL_SIZE);
+  // The cap itself is allowed.
+  await publishInline(inlineId('pod-p/cap'), target, { size: '400Mi', pool: 'other', fsType: 'xfs' });
+  assert.equal(await available(h, { pool: 'other' }), POOL_SIZE - 400 * MiB);
+  await h.client.nodeUnpublishVolume({ volume_id: inlineId('pod-p/cap'), target_path: target });
+  assert.deepEqual(await diskState(h), state);
 });
 
 test('bad inline attributes are INVALID_ARGUMENT and leave nothing behind', async () => {

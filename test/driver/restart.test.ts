@@ -12,7 +12,7 @@ import {
 } from './support.js';
 
 let h: DriverHarness;
-before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi' }, { name: 'slow', size: '256Mi' }] }); });
+before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '512Mi', extra: 'inline-max-size=64Mi' }, { name: 'slow', size: '256Mi' }] }); });
 after(async () => { await h?.cleanup(); });
 
 async function listed(): Promise<Map<string, { capacity: number; pool: string }>> {

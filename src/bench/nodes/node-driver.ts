@@ -89,7 +89,9 @@ export class NodeDriver {
     const args = [...DRIVER_NODE_FLAGS, MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
       mkdirSync(this.poolDir(p.name), { recursive: true });
-      args.push('--pool', `${p.name}=${this.poolDir(p.name)},size=${p.sizeBytes}`);
+      // The bench's nodes allow inline ephemeral volumes up to the pool's size, so scenarios
+      // show what the scheduler does not see (a real pool allows them only with this option).
+      args.push('--pool', `${p.name}=${this.poolDir(p.name)},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
     }
     args.push('--target-root', this.kubeletDir);
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
