@@ -3,11 +3,12 @@
 # and filesystem tools the driver calls, and nothing that can build or install code.
 #
 # Base images are written out in every FROM (no ARG) so image scanners and update bots see
-# the pinned tag. node:20.20.2-bookworm-slim is the last Node 20 image; Node 20 reached its
-# end of life on 2026-04-30 - move all three stages together once CI runs a newer Node.
+# the pinned tag. Node 24 is the LTS line (Node 20 reached its end of life on 2026-04-30);
+# move all three stages together. The code itself still runs on Node 20 ("engines": ">=20"),
+# which is what the test machines have.
 
 # --- build: full dev dependencies, proto generation, tsc ---
-FROM node:20.20.2-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: no dependency runs code at install time.
@@ -19,23 +20,27 @@ COPY src ./src
 RUN npm run build
 
 # --- deps: production dependencies only ---
-FROM node:20.20.2-bookworm-slim AS deps
+FROM node:24.21.0-bookworm-slim AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime ---
-FROM node:20.20.2-bookworm-slim AS runtime
+FROM node:24.21.0-bookworm-slim AS runtime
 # What the driver runs: losetup, mount/umount, blkid, findmnt, fallocate (util-linux, mount),
-# mkfs.ext4/resize2fs/e2fsck (e2fsprogs), mkfs.xfs/xfs_growfs (xfsprogs).
+# mkfs.ext4/resize2fs/e2fsck (e2fsprogs), mkfs.xfs/xfs_growfs (xfsprogs); tini is PID 1.
 # npm, npx, corepack and yarn come with the base image; the driver never needs them, so they go.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends util-linux mount e2fsprogs xfsprogs \
+ && apt-get install -y --no-install-recommends util-linux mount e2fsprogs xfsprogs tini \
  && rm -rf /var/lib/apt/lists/* \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
  && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
 WORKDIR /app
 ENV NODE_ENV=production
+# The driver's V8 memory flags (src/cli/driver-runtime.ts DRIVER_NODE_FLAGS; a test keeps the
+# two equal). In the environment rather than on the entrypoint's command line, so they hold
+# for every node process in the container, whatever command starts it.
+ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=256"
 # package.json carries "type": "module", which the compiled ESM files need, and the version the
 # driver reports; the CSI contract is loaded from proto/ at run time.
 COPY package.json ./
@@ -43,5 +48,7 @@ COPY proto ./proto
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src
 # Runs as root: attaching loop devices and mounting need it (the pod is privileged anyway).
-# Memory flags: see src/cli/driver-runtime.ts (a test keeps the two equal).
-ENTRYPOINT ["node", "--max-semi-space-size=1", "--max-old-space-size=256", "/app/dist/src/cli/main.js", "driver"]
+# tini as PID 1: the kernel gives PID 1 no default signal handling, and orphaned children
+# (a mount helper, a killed mkfs) would stay zombies; tini forwards SIGTERM to the driver
+# and reaps them.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/cli/main.js", "driver"]

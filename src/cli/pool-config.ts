@@ -45,14 +45,25 @@ export async function preparePoolDir(pool: string, dir: string, root: string): P
   if (!under(dir, resolvedRoot)) {
     throw new Error(`pool "${pool}": directory ${dir} must lie under ${resolvedRoot} (--pool-root, the host directory mounted into this container)`);
   }
-  if (under(dir, path.join(resolvedRoot, 'pools'))) await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  // A symlink inside the root may point anywhere; the directory actually used must be inside too.
-  let real: string;
-  try {
-    real = await fs.realpath(dir);
-  } catch {
-    return; // missing: the caller says so, naming the directory
-  }
+  // A symlink inside the root may point anywhere: what exists of the path must resolve inside
+  // the root before anything is made there, and the directory used must be inside too.
   const realRoot = await fs.realpath(resolvedRoot);
-  if (!under(real, realRoot)) throw new Error(`pool "${pool}": directory ${dir} resolves to ${real}, outside ${realRoot} (--pool-root)`);
+  const inside = async (): Promise<void> => {
+    let existing = dir;
+    for (;;) {
+      try {
+        const real = await fs.realpath(existing);
+        if (real !== realRoot && !under(real, realRoot)) throw new Error(`pool "${pool}": directory ${dir} resolves to a place outside ${realRoot} (--pool-root)`);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        existing = path.dirname(existing); // missing: the caller says so, naming the directory
+      }
+    }
+  };
+  await inside();
+  if (under(dir, path.join(resolvedRoot, 'pools'))) {
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await inside();
+  }
 }

@@ -11,16 +11,25 @@ export function isSupportedFsType(v: string): v is FsType {
 }
 
 /**
+ * xfs features new enough that older kernels refuse to mount the filesystem, turned off so a
+ * volume mounts on any node and after a node's kernel is downgraded: bigtime (timestamps past
+ * 2038) and inobtcount (inode btree counters) need Linux 5.10, nrext64 (64-bit extent
+ * counters) 5.19; xfsprogs 6.x turns the first two on by default. reflink (Linux 4.9 and
+ * later) stays on.
+ */
+export const XFS_COMPAT_OPTIONS: readonly string[] = ['-m', 'bigtime=0,inobtcount=0', '-i', 'nrext64=0'];
+
+/**
  * Formats `device`. ext4 gets no reserved blocks (a volume's user should get all of it),
  * lazy init, and 4 KiB blocks even when small: mkfs would pick 1 KiB blocks below 512 MiB,
- * and the kernel refuses to grow such a filesystem online. Neither tool discards, since a
- * fresh image is already zero.
+ * and the kernel refuses to grow such a filesystem online. xfs is made mountable by older
+ * kernels (XFS_COMPAT_OPTIONS). Neither tool discards, since a fresh image is already zero.
  */
 export async function makeFilesystem(device: string, fsType: FsType): Promise<void> {
   if (fsType === 'ext4') {
     await run('mkfs.ext4', ['-F', '-q', '-b', '4096', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', device]);
   } else {
-    await run('mkfs.xfs', ['-f', '-q', '-K', device]);
+    await run('mkfs.xfs', ['-f', '-q', '-K', ...XFS_COMPAT_OPTIONS, device]);
   }
 }
 

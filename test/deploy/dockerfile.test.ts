@@ -6,6 +6,7 @@ import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
+import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from './render.js';
 import { DRIVER_NODE_FLAGS } from '../../src/cli/driver-runtime.js';
 
@@ -55,10 +56,19 @@ test('every base image is pinned to a full version tag (never latest, no build-t
   }
 });
 
+test('every stage runs on the same Node image, an LTS line at least 24', () => {
+  const images = new Set(froms.map((f) => `${f.getImageName() ?? ''}:${f.getImageTag() ?? ''}`));
+  assert.equal(images.size, 1, `stages disagree: ${[...images].join(', ')}`);
+  const tag = froms[0]!.getImageTag() ?? '';
+  assert.equal(froms[0]!.getImageName(), 'node');
+  const major = Number(/^(\d+)\./.exec(tag)?.[1]);
+  assert.ok(major >= 24 && major % 2 === 0, `node ${tag}: not a supported LTS line`);
+});
+
 test('the runtime stage installs the filesystem and block tools and no build tool', () => {
   const runs = finalStage().instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => argsOf(i).join(' '));
   const installs = runs.join(' && ');
-  for (const pkg of ['util-linux', 'mount', 'e2fsprogs', 'xfsprogs']) {
+  for (const pkg of ['util-linux', 'mount', 'e2fsprogs', 'xfsprogs', 'tini']) {
     assert.match(installs, new RegExp(`apt-get install[^&]*\\b${pkg}\\b`), `${pkg} is not installed`);
   }
   assert.match(installs, /--no-install-recommends/);
@@ -70,11 +80,17 @@ test('the runtime stage installs the filesystem and block tools and no build too
   assert.match(installs, /rm -f [^&]*\/usr\/local\/bin\/npm\b/);
 });
 
-test('the entrypoint runs `lode driver` from the compiled CLI', () => {
+test('the entrypoint runs `lode driver` from the compiled CLI under tini, with the V8 flags for every node process', () => {
   const entrypoints = finalStage().instructions.filter((i) => i.getKeyword() === 'ENTRYPOINT');
   assert.equal(entrypoints.length, 1);
-  // The memory flags are the ones tests and benchmarks run the driver with, so what we measure is what we ship.
-  assert.deepEqual(JSON.parse(entrypoints[0]!.getArgumentsContent() ?? ''), ['node', ...DRIVER_NODE_FLAGS, '/app/dist/src/cli/main.js', 'driver']);
+  // tini is PID 1: it forwards signals to the driver and reaps orphaned children.
+  assert.deepEqual(JSON.parse(entrypoints[0]!.getArgumentsContent() ?? ''), ['/usr/bin/tini', '--', 'node', '/app/dist/src/cli/main.js', 'driver']);
+  // The memory flags are the ones tests and benchmarks run the driver with, so what we measure
+  // is what we ship; in NODE_OPTIONS they also hold for a command given in place of the entrypoint.
+  const envs = dockerfile.getENVs().filter((e) => finalStage().instructions.some((i) => i.getRange().start.line === e.getRange().start.line));
+  const nodeOptions = envs.flatMap((e) => e.getProperties()).filter((p) => p.getName() === 'NODE_OPTIONS');
+  assert.equal(nodeOptions.length, 1, 'the runtime stage sets NODE_OPTIONS once');
+  assert.equal(nodeOptions[0]!.getValue(), DRIVER_NODE_FLAGS.join(' '));
   const workdir = finalStage().instructions.find((i) => i.getKeyword() === 'WORKDIR');
   assert.equal(workdir && argsOf(workdir)[0], '/app');
 });
@@ -131,4 +147,61 @@ test('the runtime stage\'s COPY set is enough to run the CLI and the probe comma
     `import { csiPackage } from ${JSON.stringify(path.join(app, 'dist/src/csi/proto.js'))}; csiPackage(); console.log('proto ok');`]);
   assert.equal(proto.code, 0, proto.out);
   assert.match(proto.out, /proto ok/, 'the import ran to the end');
+});
+
+test('the DaemonSet runs the image\'s entrypoint as it is: no command, no args, no NODE_OPTIONS of its own', () => {
+  // A command override (e.g. a shell script ending in `exec node ...`) would bypass tini, and
+  // a NODE_OPTIONS of its own would replace the memory flags.
+  interface Container { name: string; command?: unknown; args?: unknown; env?: Array<{ name: string }> }
+  const ds = parseYaml(readFileSync(path.join(REPO_ROOT, 'deploy', 'base', 'daemonset.yaml'), 'utf8')) as { spec: { template: { spec: { containers: Container[] } } } };
+  const lode = ds.spec.template.spec.containers.find((c) => c.name === 'lode');
+  assert.ok(lode);
+  assert.equal(lode.command, undefined);
+  assert.equal(lode.args, undefined);
+  assert.ok(!(lode.env ?? []).some((e) => e.name === 'NODE_OPTIONS'));
+});
+
+/** A node_modules of the production dependencies only (as `npm ci --omit=dev` lays it out), linked from this checkout's. */
+async function productionModules(dir: string): Promise<string[]> {
+  const lock = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+  const names: string[] = [];
+  for (const [key, entry] of Object.entries(lock.packages)) {
+    const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
+    if (!m?.[1] || entry.dev === true || entry.devOptional === true) continue;
+    names.push(m[1]);
+    await fs.mkdir(path.dirname(path.join(dir, m[1])), { recursive: true });
+    await fs.symlink(path.join(REPO_ROOT, 'node_modules', m[1]), path.join(dir, m[1]));
+  }
+  return names;
+}
+
+test('production code loads with the production dependencies alone', async (t) => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prod-'));
+  t.after(() => fs.rm(dir, { recursive: true, force: true }));
+  const names = await productionModules(path.join(dir, 'node_modules'));
+  assert.ok(!names.includes('@kubernetes/client-node'), 'only its types are used: a dev dependency');
+  assert.ok(names.includes('@grpc/grpc-js'));
+  await fs.cp(path.join(REPO_ROOT, 'dist', 'src'), path.join(dir, 'dist', 'src'), { recursive: true });
+  await fs.cp(path.join(REPO_ROOT, 'package.json'), path.join(dir, 'package.json'));
+  // Every compiled module but the CLI entry (which runs on import): a runtime import of a dev
+  // dependency anywhere fails here. Node resolves packages from the real path of a module, so
+  // the files are copies, not links.
+  const files: string[] = [];
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await fs.readdir(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.name.endsWith('.js') && p !== path.join(dir, 'dist', 'src', 'cli', 'main.js')) files.push(p);
+    }
+  };
+  await walk(path.join(dir, 'dist', 'src'));
+  assert.ok(files.length > 20);
+  const script = `for (const f of ${JSON.stringify(files)}) await import(f); console.log('loaded ' + ${files.length});`;
+  const r = await new Promise<{ code: number; out: string }>((resolve) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: dir }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, out: stdout + stderr });
+    });
+  });
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, new RegExp(`loaded ${files.length}`));
 });

@@ -39,6 +39,8 @@ test('per-node-pools: node keys parse with the driver\'s parser and every class 
     for (const line of text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))) {
       const p = parsePoolSpec(line);
       assert.ok(p.dir.startsWith('/var/lib/lode/'), `${key}: ${p.dir}`);
+      // An unsized pool never takes its filesystem to 0 free: the records live there too.
+      if (p.sizeBytes === undefined) assert.ok(p.reserve !== undefined, `${key}: pool ${p.name} has neither size= nor reserve=`);
       pools.add(p.name);
     }
   }

@@ -12,7 +12,9 @@ import type { IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v
 import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
+import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
+import { parseSize } from '../../src/pool/sizes.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
@@ -176,8 +178,11 @@ test('the driver container: privileged, Bidirectional kubelet mount, /dev, pools
   assert.deepEqual(envValue(lode, 'LODE_TARGET_ROOTS')?.split(':'), [KUBELET]);
   // The driver's socket is where kubelet looks for plugins: <kubelet>/plugins/<driver>/.
   assert.equal(socketOnHost(ds, lode, envValue(lode, 'LODE_ENDPOINT') ?? ''), `${KUBELET}/plugins/${DRIVER}/csi.sock`);
-  // The script ends by running `lode driver` from the image.
-  assert.match(lode.command?.join(' ') ?? '', /exec node \/app\/dist\/src\/cli\/main\.js driver "\$@"/);
+  // The image's entrypoint (tini, node with the V8 flags in NODE_OPTIONS) runs as it is.
+  assert.equal(lode.command, undefined);
+  assert.equal(lode.args, undefined);
+  // The request covers what the driver holds (measured: see the comment in daemonset.yaml).
+  assert.ok(parseSize(String(lode.resources?.requests?.['memory'])) >= 80 * 2 ** 20, `memory request ${String(lode.resources?.requests?.['memory'])}`);
 });
 
 test('csi-provisioner runs per node with capacity tracking and the env it needs', { skip }, async () => {
@@ -322,6 +327,20 @@ test('the pool ConfigMap the DaemonSet mounts is shipped, with a default entry',
   assert.match(name ?? '', /^lode-pools-[a-z0-9]{10}$/, 'hash-suffixed, so a pool change rolls the DaemonSet');
   const data = cm['data'] as Record<string, string>;
   assert.ok(typeof data['default'] === 'string' && /^\w[\w-]*=\/var\/lib\/lode\//m.test(data['default']));
+});
+
+test('a ResourceQuota in the plugin\'s namespace admits its system-node-critical pods', { skip }, async () => {
+  const objects = await rendered();
+  const ds = await daemonSet();
+  const priority = ds.spec?.template.spec?.priorityClassName;
+  assert.equal(priority, 'system-node-critical');
+  const quotas = all<IResourceQuota>(objects, 'ResourceQuota').filter((q) => q.metadata?.namespace === ds.metadata?.namespace);
+  const matching = quotas.filter((q) => q.spec?.scopeSelector?.matchExpressions?.some((e) =>
+    e.scopeName === 'PriorityClass' && e.operator === 'In' && (e.values ?? []).includes(priority)));
+  assert.equal(matching.length, 1, 'one quota names the class');
+  // It must never be what stops a plugin pod: far more pods than nodes, nothing else limited.
+  assert.deepEqual(Object.keys(matching[0]!.spec?.hard ?? {}), ['pods']);
+  assert.ok(Number(matching[0]!.spec?.hard?.['pods']) >= 5000);
 });
 
 test('namespace admits the privileged plugin and everything lives in it', { skip }, async () => {

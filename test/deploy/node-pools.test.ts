@@ -1,7 +1,6 @@
-// Runs the DaemonSet's start-up script with a fake `node`: per-node pool selection, and the env contract with `lode driver`.
+// The DaemonSet's env contract with `lode driver` (per-node pools from the mounted ConfigMap), and the shipped default pools.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -25,115 +24,15 @@ function driverContainer(): Promise<IContainer> {
   return cache;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-interface Sandbox {
-  dir: string;
-  config: string;
-  root: string;
-  run(nodeName: string, extraArgs?: string[]): Promise<Run>;
-}
-
-/** A config dir, a pool root and a fake `node` that prints LODE_POOLS and its arguments. */
-async function sandbox(c: IContainer): Promise<Sandbox> {
+test('the env the DaemonSet sets is what `lode driver` reads, pools included', { skip }, async (t) => {
+  const c = await driverContainer();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-pools-'));
+  t.after(() => fs.rm(dir, { recursive: true, force: true }));
   const config = path.join(dir, 'config');
   const root = path.join(dir, 'root');
-  const bin = path.join(dir, 'bin');
   await fs.mkdir(config);
   await fs.mkdir(root);
-  await fs.mkdir(bin);
-  await fs.writeFile(path.join(bin, 'node'), '#!/bin/sh\nprintf "POOLS=%s\\n" "$LODE_POOLS"\nfor a in "$@"; do printf "ARG=%s\\n" "$a"; done\n', { mode: 0o755 });
-  const command = c.command ?? [];
-  assert.equal(command[0], '/bin/sh');
-  assert.equal(command[1], '-c');
-  const script = command[2] ?? '';
-  return {
-    dir, config, root,
-    run: (nodeName, extraArgs = []) =>
-      new Promise<Run>((resolve) => {
-        execFile('/bin/sh', ['-c', script, command[3] ?? 'sh', ...extraArgs], {
-          env: { PATH: `${bin}:/usr/bin:/bin`, NODE_NAME: nodeName, LODE_POOL_CONFIG: config, LODE_POOL_ROOT: root },
-        }, (err, stdout, stderr) => {
-          resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-        });
-      }),
-  };
-}
-
-function poolsOf(r: Run): string {
-  const line = r.stdout.split('\n').find((l) => l.startsWith('POOLS='));
-  assert.ok(line, `the driver was not started: ${r.stderr}`);
-  return line.slice('POOLS='.length);
-}
-
-test('a node with its own key gets its pools, and `lode driver` is exec-ed with the extra args', { skip }, async (t) => {
-  const s = await sandbox(await driverContainer());
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local\n`);
-  await fs.writeFile(path.join(s.config, 'worker-1.example.com'),
-    `# fast NVMe and a big disk\n\n  fast=${s.root}/nvme/lode,size=100Gi\nbulk=${s.root}/pools/bulk,size=2Ti,default-size=10Gi`);
-  const r = await s.run('worker-1.example.com', ['--log-level=debug']);
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(poolsOf(r), `fast=${s.root}/nvme/lode,size=100Gi;bulk=${s.root}/pools/bulk,size=2Ti,default-size=10Gi`);
-  assert.deepEqual(r.stdout.split('\n').filter((l) => l.startsWith('ARG=')),
-    ['ARG=/app/dist/src/cli/main.js', 'ARG=driver', 'ARG=--log-level=debug']);
-  await assert.rejects(fs.stat(path.join(s.root, 'pools', 'local')), { code: 'ENOENT' }, 'the default pool is not created on this node');
-});
-
-test('pool directories under pools/ are created; others must exist, so an unmounted disk is not replaced by the root filesystem', { skip }, async (t) => {
-  const s = await sandbox(await driverContainer());
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local\nfast=${s.root}/nvme/lode\n`);
-  const r = await s.run('worker-1');
-  assert.equal(r.code, 0, r.stderr);
-  assert.ok((await fs.stat(path.join(s.root, 'pools', 'local'))).isDirectory());
-  await assert.rejects(fs.stat(path.join(s.root, 'nvme')), { code: 'ENOENT' }, 'a disk pool directory is never created');
-  // The driver then refuses to start, naming the directory (checked against the real parser below).
-});
-
-test('a node without a key of its own gets the default pools', { skip }, async (t) => {
-  const s = await sandbox(await driverContainer());
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local,default-size=1Gi\n`);
-  await fs.writeFile(path.join(s.config, 'worker-1'), `fast=${s.root}/pools/nvme\n`);
-  const r = await s.run('worker-2');
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(poolsOf(r), `local=${s.root}/pools/local,default-size=1Gi`);
-});
-
-test('no key for the node and no default: the container fails with a message naming the ConfigMap', { skip }, async (t) => {
-  const s = await sandbox(await driverContainer());
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  const r = await s.run('worker-9');
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /lode-pools has no key "worker-9" and no "default"/);
-  assert.ok(!r.stdout.includes('POOLS='), 'the driver was not started');
-});
-
-test('a pool outside the mounted host directory is refused before the driver starts', { skip }, async (t) => {
-  const s = await sandbox(await driverContainer());
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  for (const bad of ['/srv/lode/fast', `${s.root}/pools/../../escape`, `${s.root}`, `${s.root}x/fast`]) {
-    await fs.writeFile(path.join(s.config, 'default'), `fast=${bad},size=1Gi\n`);
-    const r = await s.run('worker-1');
-    assert.equal(r.code, 1, `accepted ${bad}`);
-    assert.match(r.stderr, /must lie under|must not contain/);
-    assert.ok(!r.stdout.includes('POOLS='));
-  }
-  await assert.rejects(fs.stat(path.join(s.dir, 'escape')), { code: 'ENOENT' }, 'nothing created outside the root');
-});
-
-test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (t) => {
-  const c = await driverContainer();
-  const s = await sandbox(c);
-  t.after(() => fs.rm(s.dir, { recursive: true, force: true }));
-  await fs.writeFile(path.join(s.config, 'default'), `local=${s.root}/pools/local,default-size=1Gi\n`);
-  const pools = poolsOf(await s.run('worker-1'));
+  await fs.writeFile(path.join(config, 'default'), `local=${root}/pools/local,default-size=1Gi\n`);
 
   // Kubernetes expands $(VAR) in env values from variables defined earlier in the list.
   const env: Record<string, string> = {};
@@ -141,7 +40,12 @@ test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (
     if (e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName') env[e.name] = 'worker-1';
     else if (e.value !== undefined) env[e.name] = e.value.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m);
   }
-  env['LODE_POOLS'] = pools;
+  // The driver reads the pools itself: the ConfigMap's mount and the host directory.
+  assert.equal(env['LODE_POOL_CONFIG'], '/etc/lode/pools');
+  assert.equal(env['LODE_POOL_ROOT'], '/var/lib/lode');
+  assert.equal(env['LODE_POOLS'], undefined);
+  env['LODE_POOL_CONFIG'] = config;
+  env['LODE_POOL_ROOT'] = root;
   const flags = await parseDriverFlags([], env, '0.0.0-test');
   assert.notEqual(flags, 'help');
   if (flags === 'help') return;
@@ -150,19 +54,25 @@ test('the env the DaemonSet sets is what `lode driver` reads', { skip }, async (
   assert.equal(flags.config.endpoint, 'unix:///csi/csi.sock');
   assert.deepEqual(flags.config.targetRoots, ['/var/lib/kubelet']);
   assert.equal(flags.config.metricsAddress, '127.0.0.1:9809');
-  assert.deepEqual(flags.config.pools.map((p) => [p.name, p.dir, p.defaultVolumeBytes]), [['local', `${s.root}/pools/local`, 2 ** 30]]);
+  assert.deepEqual(flags.config.pools.map((p) => [p.name, p.dir, p.defaultVolumeBytes]), [['local', `${root}/pools/local`, 2 ** 30]]);
+  assert.ok((await fs.stat(path.join(root, 'pools', 'local'))).isDirectory(), 'created on a fresh node');
 
   // A disk pool whose directory is missing (disk not mounted) stops the driver with its path.
-  await fs.writeFile(path.join(s.config, 'default'), `fast=${s.root}/nvme/lode\n`);
-  env['LODE_POOLS'] = poolsOf(await s.run('worker-1'));
-  await assert.rejects(parseDriverFlags([], env, '0.0.0-test'), new RegExp(`${s.root}/nvme/lode does not exist`));
+  await fs.writeFile(path.join(config, 'default'), `fast=${root}/nvme/lode\n`);
+  await assert.rejects(parseDriverFlags([], env, '0.0.0-test'), new RegExp(`${root}/nvme/lode does not exist`));
 });
 
-test('the shipped default pools parse with the driver\'s own parser and are created on a fresh node', () => {
+test('the shipped default pools parse with the driver\'s own parser, are created on a fresh node, and keep the node out of DiskPressure', () => {
   const lines = readFileSync(path.join(BASE, 'pools', 'default'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
   assert.ok(lines.length >= 1);
   for (const line of lines) {
     const pool = parsePoolSpec(line);
     assert.ok(pool.dir.startsWith('/var/lib/lode/pools/'), `${pool.name}: ${pool.dir} must be created on a fresh node`);
+    // On the node's root filesystem: a reserve above kubelet's default hard eviction
+    // thresholds there (nodefs.available<10%, imagefs.available<15% when images share it).
+    assert.equal(pool.sizeBytes, undefined);
+    assert.ok(pool.reserve !== undefined && 'percent' in pool.reserve && pool.reserve.percent > 15, `${pool.name}: reserve ${JSON.stringify(pool.reserve)}`);
+    // Inline volumes bypass scheduling and quota: off unless an operator turns them on.
+    assert.equal(pool.inlineMaxBytes, undefined);
   }
 });

@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { ResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { CSIDriver } from 'kubernetes-models/storage.k8s.io/v1/CSIDriver';
 import { StorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
@@ -75,6 +76,7 @@ const MODELS: Record<string, Validator> = {
   'v1/Namespace': (o) => new Namespace(o as unknown as ConstructorParameters<typeof Namespace>[0]).validate(),
   'v1/ServiceAccount': (o) => new ServiceAccount(o as unknown as ConstructorParameters<typeof ServiceAccount>[0]).validate(),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as ConstructorParameters<typeof ConfigMap>[0]).validate(),
+  'v1/ResourceQuota': (o) => new ResourceQuota(o as unknown as ConstructorParameters<typeof ResourceQuota>[0]).validate(),
   'apps/v1/DaemonSet': (o) => new DaemonSet(o as unknown as ConstructorParameters<typeof DaemonSet>[0]).validate(),
   'storage.k8s.io/v1/CSIDriver': (o) => new CSIDriver(o as unknown as ConstructorParameters<typeof CSIDriver>[0]).validate(),
   'storage.k8s.io/v1/StorageClass': (o) => new StorageClass(o as unknown as ConstructorParameters<typeof StorageClass>[0]).validate(),
@@ -90,6 +92,7 @@ const MODEL_FILES: Record<string, string> = {
   'v1/Namespace': 'v1/Namespace',
   'v1/ServiceAccount': 'v1/ServiceAccount',
   'v1/ConfigMap': 'v1/ConfigMap',
+  'v1/ResourceQuota': 'v1/ResourceQuota',
   'apps/v1/DaemonSet': 'apps/v1/DaemonSet',
   'storage.k8s.io/v1/CSIDriver': 'storage.k8s.io/v1/CSIDriver',
   'storage.k8s.io/v1/StorageClass': 'storage.k8s.io/v1/StorageClass',
