@@ -31,6 +31,13 @@ test('bad flags and missing pieces stop the driver with a message naming the pro
       [['--endpoint', 'tcp://127.0.0.1:1', '--node-id', 'n1', '--pool', `p=${dir}`], /must be unix:\/\/\/absolute/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--bogus'], /Unknown option '--bogus'/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--log-level', 'loud'], /--log-level "loud"/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},reserve=100%`], /reserve: 100% must be more than 0% and less than 100%/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},reserve=lots`], /reserve: "lots" is not a size/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},size=1Gi,reserve=10%`], /reserve applies to pools without size=/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},inline-max-size=0`], /inline-max-size: must be positive/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--capacity-refresh', '0'], /--capacity-refresh "0"/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool-config', `${dir}/none`], /--pool-config .*none has no file "n1"/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--pool-root', 'relative'], /--pool-root "relative" must be an absolute path/],
     ];
     for (const [args, message] of cases) {
       const { code, stderr } = runDriver(args);
