@@ -193,3 +193,19 @@ test('a generic ephemeral volume is an ordinary PVC: the full lifecycle with the
   assert.equal(await available(h), POOL_SIZE);
   assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
 });
+
+test('an inline volume record keeps only Lode attributes: pod details and service account tokens never reach the disk', async () => {
+  const id = inlineId('pod-tokens/scratch');
+  const target = h.targetPath('inline-tokens');
+  const secret = 'eyJhbGciOiJSUzI1NiJ9.secret-token-value';
+  await publishInline(id, target, { size: '24Mi', 'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ audience: { token: secret } }) });
+  const files = (await h.poolFiles()).filter((f) => f.endsWith('.json'));
+  assert.ok(files.length > 0, 'the inline volume has a record');
+  for (const f of files) {
+    const text = await fs.readFile(path.join(h.poolDir('fast'), 'volumes', f), 'utf8');
+    assert.ok(!text.includes(secret), `${f} holds the token`);
+    assert.ok(!text.includes('web-0'), `${f} holds the pod name`);
+  }
+  assert.ok(!h.log.includes(secret), 'the driver log holds the token');
+  await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
+});
