@@ -5,7 +5,7 @@ import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
 import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
-import type { Pool, PoolConfig } from './pool.js';
+import type { Pool, PoolConfig, UnrecordedImage } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export const IMAGE_SUFFIX = '.img';
@@ -37,15 +37,17 @@ export class LoopPool implements Pool {
     return path.join(this.dir, record.id + IMAGE_SUFFIX);
   }
 
-  async open(records: VolumeRecord[]): Promise<void> {
+  async open(records: VolumeRecord[]): Promise<UnrecordedImage[]> {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // An image without a record is left by a crash in a create (the image is made before its
-    // record is written) or in a delete (the record is removed before the image): either way
-    // no caller can still be relying on the volume, so it goes.
+    // An image whose id is not among `records` is never removed here: a create records its
+    // volume before making the image and a delete removes the record last, so no step of
+    // Lode's leaves one; whatever did (an unusable record, a hand-made or foreign file) holds
+    // data Lode cannot account for. The catalog decides how to report it.
     const recorded = new Set(records.map((r) => r.id));
     const attached = new Map<string, string[]>();
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
     this.known.clear();
+    const unrecorded: UnrecordedImage[] = [];
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
       const id = name.slice(0, -IMAGE_SUFFIX.length);
@@ -54,15 +56,13 @@ export class LoopPool implements Pool {
         this.known.set(image, attached.get(image) ?? []);
         continue;
       }
-      for (const d of attached.get(image) ?? []) await detachLoop(d);
-      await fs.rm(image, { force: true });
-      log('warn', 'removed image without a record', { pool: this.config.name, image });
+      const st = await fs.stat(image).catch(() => undefined);
+      unrecorded.push({ id, image, bytes: st?.isFile() ? st.size : 0 });
     }
-    const allocated = records.reduce((sum, r) => sum + r.capacityBytes, 0);
-    await this.refresh(allocated);
+    return unrecorded;
   }
 
-  stats(allocatedBytes: number, volumes: number): PoolStats {
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
     const capacityBytes = this.config.sizeBytes ?? this.fsCapacityBytes;
     return {
       name: this.config.name,
@@ -71,6 +71,7 @@ export class LoopPool implements Pool {
       allocatedBytes,
       availableBytes: Math.max(0, capacityBytes - allocatedBytes),
       volumes,
+      quarantinedVolumes,
     };
   }
 

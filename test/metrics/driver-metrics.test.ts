@@ -20,8 +20,8 @@ class FakePools implements PoolStatsSource {
 
 function twoPools(): FakePools {
   return new FakePools([
-    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2 },
-    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0 },
+    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2, quarantinedVolumes: 0 },
+    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0, quarantinedVolumes: 0 },
   ]);
 }
 
