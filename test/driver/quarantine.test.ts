@@ -117,10 +117,18 @@ test('unusable records quarantine their volumes: image and record untouched acro
       await h.client.deleteVolume({ volume_id: fresh.id });
     }
 
-    // The repair an operator makes: the record as Lode wrote it (for a rollback: roll forward, or
-    // rewrite it at the older version). The next start serves the volumes again.
+    // The repairs an operator makes: for a rollback, the record as the older driver wrote it
+    // (what rolling forward amounts to here); for the mounted volume, the record written by
+    // hand from the template in docs/operations.md, with its mounts left for kubelet's teardown
+    // to find. The next start serves the volumes again.
     await h.stop();
-    for (const [id, text] of original) await fs.writeFile(recordOf(h, id), text);
+    for (const [id, text] of original) if (id !== mounted.id) await fs.writeFile(recordOf(h, id), text);
+    const byHand = {
+      version: 1, id: mounted.id, name: 'q-mounted', pool: 'fast', capacityBytes: (await fs.stat(imageOf(h, mounted.id))).size,
+      state: 'ready', accessType: 'mount', fsType: 'ext4', formatted: true, parameters: {}, ephemeral: false,
+      createdAt: '2026-01-01T00:00:00.000Z', staging: null, stagingFlags: [], publications: [],
+    };
+    await fs.writeFile(recordOf(h, mounted.id), JSON.stringify(byHand, null, 1));
     const { port } = await restart(h);
     assert.equal(await quarantinedGauge(port), 0);
     assert.equal((await httpGet(port, '/healthz')).body, 'ok\n');
@@ -131,6 +139,12 @@ test('unusable records quarantine their volumes: image and record untouched acro
     await stageAndPublish(h, newer, 'q-newer', rawCap());
     assert.equal(await fileHash(h.targetPath('q-newer')), imageHash.get(newer), 'the repaired volume serves the very bytes it held');
     await teardown(h, newer, 'q-newer');
+    assert.equal(await fileHash(path.join(pub.target, 'data')), mountedHash);
+    await h.client.nodeUnpublishVolume({ volume_id: mounted.id, target_path: pub.target });
+    await h.client.nodeUnstageVolume({ volume_id: mounted.id, staging_target_path: pub.staging });
+    assert.deepEqual(await mountsAt(pub.staging), [], 'the hand-written record let kubelet\'s teardown unmount it');
+    await stageAndPublish(h, mounted.id, 'q-mounted');
+    assert.equal(await fileHash(path.join(pub.target, 'data')), mountedHash, 'staged again, not formatted again');
     await teardown(h, mounted.id, 'q-mounted');
     for (const [name] of DAMAGE) if (name !== 'q-newer') await h.client.deleteVolume({ volume_id: ids.get(name)! });
     await h.client.deleteVolume({ volume_id: ok.id });
@@ -170,6 +184,25 @@ test('an image without any record file is kept, reported as unaccounted, never r
     assert.equal(await available(h), POOL_BYTES);
     await createVolume(h, 'orphan', BLOCK_BYTES, { cap: rawCap() });
     await h.client.deleteVolume({ volume_id: id });
+    assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
+  } finally {
+    await h.cleanup();
+  }
+});
+
+test('a record field this driver does not know survives its rewrites (the compatibility rule lets newer drivers add optional fields)', async () => {
+  const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }] });
+  try {
+    const { id } = await createVolume(h, 'extra-field', BLOCK_BYTES, { cap: rawCap() });
+    await h.stop();
+    const record = JSON.parse(await fs.readFile(recordOf(h, id), 'utf8')) as Record<string, unknown>;
+    await fs.writeFile(recordOf(h, id), JSON.stringify({ ...record, addedLater: { tier: 'nvme' } }));
+    await h.startProcess();
+    await stageAndPublish(h, id, 'extra', rawCap()); // both rewrite the record
+    const rewritten = JSON.parse(await fs.readFile(recordOf(h, id), 'utf8')) as Record<string, unknown>;
+    assert.equal(rewritten['staging'], h.stagingPath('extra'), 'the record was rewritten');
+    assert.deepEqual(rewritten['addedLater'], { tier: 'nvme' });
+    await teardown(h, id, 'extra');
     assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
   } finally {
     await h.cleanup();
