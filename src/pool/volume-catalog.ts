@@ -30,7 +30,9 @@ export class PoolFullError extends Error {
 
 export class VolumeCatalog implements PoolStatsSource {
   private readonly records = new Map<string, VolumeRecord>();
-  /** Found at start-up, by id; fixed for the life of the process (a repair takes a restart). */
+  /** Found at start-up; fixed for the life of the process (a repair takes a restart). */
+  private readonly quarantineList: QuarantinedVolume[] = [];
+  /** The same by id (the first one found, should two pools hold one id), for the refusals. */
   private readonly quarantine = new Map<string, QuarantinedVolume>();
   private readonly entries = new Map<string, PoolEntry>();
   /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
@@ -48,8 +50,9 @@ export class VolumeCatalog implements PoolStatsSource {
       const { records, unusable } = await store.loadAll();
       const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
+      const held = new Map<string, QuarantinedVolume>();
       for (const u of unusable) {
-        catalog.quarantine.set(u.id, {
+        held.set(u.id, {
           id: u.id, pool: config.name, cause: u.newer ? 'newer-version' : 'unreadable-record', problem: u.problem, recordFile: u.file, imageBytes: 0,
         });
       }
@@ -63,19 +66,20 @@ export class VolumeCatalog implements PoolStatsSource {
       for (const r of records) await catalog.recover(r);
       const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name));
       for (const img of unrecorded) {
-        const q = catalog.quarantine.get(img.id);
-        if (q !== undefined && q.pool === config.name) {
+        const q = held.get(img.id);
+        if (q !== undefined) {
           q.imageFile = img.image;
           q.imageBytes = img.bytes;
         } else {
-          catalog.quarantine.set(img.id, {
+          held.set(img.id, {
             id: img.id, pool: config.name, cause: 'no-record', imageFile: img.image, imageBytes: img.bytes,
             problem: 'an image with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
           });
         }
       }
-      for (const q of catalog.quarantine.values()) {
-        if (q.pool !== config.name) continue;
+      for (const q of held.values()) {
+        catalog.quarantineList.push(q);
+        if (!catalog.quarantine.has(q.id)) catalog.quarantine.set(q.id, q);
         entry.quarantined += 1;
         entry.allocatedBytes += q.imageBytes;
         log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
@@ -147,7 +151,7 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /** Every quarantined volume, by pool and id. */
   quarantined(): QuarantinedVolume[] {
-    return [...this.quarantine.values()].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
+    return [...this.quarantineList].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
   }
 
   /** All volumes ordered by id. */

@@ -51,6 +51,10 @@ test('GET /healthz answers 200 "ok" when ready and 503 with the reason when not'
   let r = await get(ep.port, '/healthz');
   assert.equal(r.status, 200);
   assert.equal(r.body.trim(), 'ok');
+  report = { ready: true, warnings: ['volume lv-1 in pool fast is quarantined', 'volume lv-2 in pool fast is quarantined'] };
+  r = await get(ep.port, '/healthz');
+  assert.equal(r.status, 200, 'warnings leave the driver ready');
+  assert.equal(r.body, 'ok\nwarning: volume lv-1 in pool fast is quarantined\nwarning: volume lv-2 in pool fast is quarantined\n');
   report = { ready: false, message: 'pool "fast": /var/lib/lode/fast is not mounted' };
   r = await get(ep.port, '/healthz');
   assert.equal(r.status, 503);
