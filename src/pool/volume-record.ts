@@ -107,7 +107,7 @@ export function readRecord(parsed: unknown, id: string): RecordReading {
   let v = parsed as Record<string, unknown>;
   const version = v['version'];
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
-    return { problem: `no valid format version (found ${JSON.stringify(version) ?? 'none'})`, newer: false };
+    return { problem: `no valid format version (found ${(JSON.stringify(version) ?? 'none').slice(0, 32)})`, newer: false };
   }
   if (version > RECORD_VERSION) {
     return { problem: `format version ${version} is newer than this driver's ${RECORD_VERSION}`, newer: true };
