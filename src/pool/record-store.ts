@@ -24,7 +24,7 @@ export interface UnusableRecord {
 export class RecordStore {
   constructor(readonly dir: string) {}
 
-  file(id: string): string {
+  private file(id: string): string {
     return path.join(this.dir, id + RECORD_SUFFIX);
   }
 
