@@ -1,6 +1,6 @@
 // `lode driver`: parses flags, checks the machine can serve loop volumes, runs until SIGTERM/SIGINT.
 import { readFileSync } from 'node:fs';
-import { readinessProblem } from '../driver/identity.js';
+import { readinessProblem, readinessWarnings } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
@@ -57,7 +57,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
     try {
       endpoint = await startHttpEndpoint(config.metricsAddress, metrics, async () => {
         const problem = await readinessProblem(running.ctx);
-        return problem === undefined ? { ready: true } : { ready: false, message: problem };
+        return problem === undefined ? { ready: true, warnings: readinessWarnings(running.ctx) } : { ready: false, message: problem };
       });
       log('info', 'metrics and health endpoint listening', { address: config.metricsAddress, port: endpoint.port });
     } catch (err) {

@@ -1,5 +1,6 @@
 // Typed driver errors carrying their gRPC status, and the single mapping from any thrown value to a status.
 import { status } from '@grpc/grpc-js';
+import { VolumeQuarantinedError } from '../pool/quarantine.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
 import { PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
@@ -29,6 +30,8 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof PoolFullError) return { code: status.RESOURCE_EXHAUSTED, details: err.message };
   // A stage or publish path that cannot be used beneath its root is always the caller's path.
   if (err instanceof PathRefused) return { code: status.INVALID_ARGUMENT, details: err.message };
+  // The node's state is at fault, not the call: it succeeds once an operator repairs the record.
+  if (err instanceof VolumeQuarantinedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   if (err instanceof ExecError) {
     // No space left while a tool wrote into a pool is the pool being full, which the
     // provisioner must see as RESOURCE_EXHAUSTED to reschedule.

@@ -1,5 +1,6 @@
 // The CSI Identity service: who this plugin is, what it can do, and whether it is ready.
 import type * as csi from '../csi/types.js';
+import { describeQuarantine } from '../pool/quarantine.js';
 import { loopSupported } from '../sys/loop.js';
 import type { DriverContext } from './context.js';
 import { failedPrecondition } from './errors.js';
@@ -12,6 +13,21 @@ export async function readinessProblem(ctx: DriverContext): Promise<string | und
     if (problem !== undefined) return problem;
   }
   return undefined;
+}
+
+/** Most quarantined volumes named in one health answer; the rest are counted (the log has them all). */
+const MAX_NAMED_QUARANTINED = 10;
+
+/**
+ * What an operator should know while the driver is ready: the quarantined volumes. They do
+ * not make it unready: it serves every other volume, and failing the probes would have the
+ * driver restarted over and over for a state only an operator can change.
+ */
+export function readinessWarnings(ctx: DriverContext): string[] {
+  const quarantined = ctx.catalog.quarantined();
+  const named = quarantined.slice(0, MAX_NAMED_QUARANTINED).map(describeQuarantine);
+  if (quarantined.length > named.length) named.push(`and ${quarantined.length - named.length} more quarantined volumes (see the driver log)`);
+  return named;
 }
 
 export function identityService(ctx: DriverContext) {
@@ -30,6 +46,7 @@ export function identityService(ctx: DriverContext) {
     }),
     Probe: async (): Promise<csi.ProbeResponse> => {
       // An unhealthy plugin answers with an error, so the reason reaches the caller's log.
+      // Quarantined volumes leave it ready (see readinessWarnings): CSI Probe carries no detail.
       const problem = await readinessProblem(ctx);
       if (problem !== undefined) throw failedPrecondition(problem);
       return { ready: { value: true } };

@@ -14,6 +14,8 @@ export interface PoolStats {
   allocatedBytes: number;
   availableBytes: number;
   volumes: number;
+  /** Volumes found unaccounted for at start-up: not served, not deleted, their bytes in `allocatedBytes`. */
+  quarantinedVolumes: number;
 }
 
 /** Anything that can report its pools' figures without touching the disk. */

@@ -73,7 +73,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   refresher.unref();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
-    pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes })),
+    pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
   });
   return {
     ctx,

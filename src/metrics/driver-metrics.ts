@@ -16,6 +16,7 @@ export const METRIC_NAMES = {
   poolAllocated: 'lode_pool_allocated_bytes',
   poolAvailable: 'lode_pool_available_bytes',
   poolVolumes: 'lode_pool_volumes',
+  quarantinedVolumes: 'lode_quarantined_volumes',
 } as const;
 
 // From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
@@ -40,7 +41,7 @@ export class DriverMetrics implements RpcObserver {
   readonly registry: Registry;
   private readonly rpcTotal: Counter<'method' | 'code'>;
   private readonly rpcDuration: Histogram<'method' | 'code'>;
-  // Pool figures of the scrape in progress: one poolStats() call per scrape keeps the four gauges consistent.
+  // Pool figures of the scrape in progress: one poolStats() call per scrape keeps the pool gauges consistent.
   private scrapeSnapshot: PoolStats[] | undefined;
 
   constructor(private readonly pools: PoolStatsSource, opts?: DriverMetricsOptions) {
@@ -71,6 +72,12 @@ export class DriverMetrics implements RpcObserver {
     this.poolGauge(METRIC_NAMES.poolAllocated, 'Bytes promised to existing volumes.', (p) => p.allocatedBytes);
     this.poolGauge(METRIC_NAMES.poolAvailable, 'Bytes still available for new volumes or expansion.', (p) => p.availableBytes);
     this.poolGauge(METRIC_NAMES.poolVolumes, 'Volumes that exist in the pool.', (p) => p.volumes);
+    // Always present (0 when none), so an alert on > 0 needs no absent() companion.
+    this.poolGauge(
+      METRIC_NAMES.quarantinedVolumes,
+      'Volumes found at start-up whose record is unusable or missing: not served, not deleted, their space still taken.',
+      (p) => p.quarantinedVolumes,
+    );
   }
 
   onRpc(method: string, code: string, seconds: number): void {

@@ -7,6 +7,8 @@ import { parseListenAddress } from './listen-address.js';
 export interface HealthReport {
   ready: boolean;
   message?: string;
+  /** Shown under a ready "ok", one per line: what needs an operator without stopping the driver. */
+  warnings?: string[];
 }
 
 /** A running endpoint. */
@@ -122,7 +124,10 @@ async function handle(
     return reply(res, 200, body, metrics.contentType, req.method === 'HEAD');
   }
   const report = await health();
-  if (report.ready) return reply(res, 200, 'ok\n', undefined, req.method === 'HEAD');
+  if (report.ready) {
+    const body = ['ok', ...(report.warnings ?? []).map((w) => `warning: ${w}`)].join('\n') + '\n';
+    return reply(res, 200, body, undefined, req.method === 'HEAD');
+  }
   return reply(res, 503, `${report.message ?? 'not ready'}\n`, undefined, req.method === 'HEAD');
 }
 

@@ -5,7 +5,7 @@ import type { PoolStats } from '../driver/observer.js';
 import { ExecError, run } from '../sys/exec.js';
 import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
-import type { Pool, PoolConfig } from './pool.js';
+import type { Pool, PoolConfig, UnrecordedImage } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export const IMAGE_SUFFIX = '.img';
@@ -51,11 +51,12 @@ export class LoopPool implements Pool {
     return path.join(this.dir, record.id + IMAGE_SUFFIX);
   }
 
-  async open(records: VolumeRecord[]): Promise<void> {
+  async open(records: VolumeRecord[]): Promise<UnrecordedImage[]> {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // An image without a record is left by a crash in a create (the image is made before its
-    // record is written) or in a delete (the record is removed before the image): either way
-    // no caller can still be relying on the volume, so it goes.
+    // An image whose id is not among `records` is never removed here: a create records its
+    // volume before making the image and a delete removes the record last, so no step of
+    // Lode's leaves one; whatever did (an unusable record, a hand-made or foreign file) holds
+    // data Lode cannot account for. The catalog decides how to report it.
     const recorded = new Set(records.map((r) => r.id));
     const attached = new Map<string, string[]>();
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
@@ -63,6 +64,7 @@ export class LoopPool implements Pool {
     this.imageBytes.clear();
     this.imageBytesTotal = 0;
     const sizes = new Map(records.map((r) => [this.imagePath(r), r.capacityBytes]));
+    const unrecorded: UnrecordedImage[] = [];
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
       const id = name.slice(0, -IMAGE_SUFFIX.length);
@@ -72,11 +74,14 @@ export class LoopPool implements Pool {
         this.setImageBytes(image, sizes.get(image) ?? 0);
         continue;
       }
-      for (const d of attached.get(image) ?? []) await detachLoop(d);
-      await fs.rm(image, { force: true });
-      log('warn', 'removed image without a record', { pool: this.config.name, image });
+      const st = await fs.stat(image).catch(() => undefined);
+      const bytes = st?.isFile() ? st.size : 0;
+      unrecorded.push({ id, image, bytes });
+      // Its blocks are as missing from the free space as any image's, and the ledger counts it.
+      this.setImageBytes(image, bytes);
     }
     await this.refresh();
+    return unrecorded;
   }
 
   private setImageBytes(image: string, bytes: number): void {
@@ -85,7 +90,7 @@ export class LoopPool implements Pool {
     else this.imageBytes.delete(image);
   }
 
-  stats(allocatedBytes: number, volumes: number): PoolStats {
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
     const capacityBytes = this.config.sizeBytes ?? this.fsCapacityBytes;
     return {
       name: this.config.name,
@@ -94,6 +99,7 @@ export class LoopPool implements Pool {
       allocatedBytes,
       availableBytes: Math.max(0, capacityBytes - allocatedBytes),
       volumes,
+      quarantinedVolumes,
     };
   }
 

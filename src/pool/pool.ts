@@ -23,6 +23,14 @@ export interface PoolConfig {
 
 export type PoolReserve = { percent: number } | { bytes: number };
 
+/** Backing storage found in a pool with no usable record of its own; left exactly as it is. */
+export interface UnrecordedImage {
+  id: string;
+  image: string;
+  /** Its size, which stays taken from the pool. */
+  bytes: number;
+}
+
 /**
  * A backend manages the backing storage of volumes; the driver decides what to do and
  * when, records state, and holds the locks. Every method is idempotent and safe to
@@ -30,10 +38,14 @@ export type PoolReserve = { percent: number } | { bytes: number };
  */
 export interface Pool {
   readonly config: PoolConfig;
-  /** Prepares the directory and brings backing storage in line with the records. */
-  open(records: VolumeRecord[]): Promise<void>;
+  /**
+   * Prepares the directory and learns the state of the records' backing storage. Returns the
+   * backing storage of ids not among `records`, which it neither changes nor removes; the
+   * caller then calls `refresh` with the bytes it counts as allocated.
+   */
+  open(records: VolumeRecord[]): Promise<UnrecordedImage[]>;
   /** Capacity figures from memory (never a disk scan). `allocatedBytes` is passed in by the ledger. */
-  stats(allocatedBytes: number, volumes: number): PoolStats;
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats;
   /** Re-reads what the underlying filesystem can still hold (unsized pools): one statfs. */
   refresh(): Promise<void>;
   /** Creates or completes the backing storage for `record.capacityBytes`. */

@@ -2,15 +2,24 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TEMP_MARKER, syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
-import { log } from '../util/log.js';
-import { checkRecord, type VolumeRecord } from './volume-record.js';
+import { readRecord, type RecordReading, type VolumeRecord } from './volume-record.js';
 
 export const RECORD_SUFFIX = '.json';
 
+/** A record file the driver cannot use: the volume it names is quarantined, and the file left as it is. */
+export interface UnusableRecord {
+  id: string;
+  file: string;
+  problem: string;
+  /** True when a newer driver wrote it (a rollback), false when it is damaged or not Lode's. */
+  newer: boolean;
+}
+
 /**
  * Contract: `put` returns only once the record is durable (unless asked not to be); `remove` of a missing record
- * is not an error; `loadAll` returns every record that survived, skipping (and logging)
- * files it cannot read rather than refusing to start, and deletes stray temp files.
+ * is not an error; `loadAll` returns every usable record and, apart, every record file it cannot
+ * use (unreadable, not JSON, failing the checks, named after another id, or of a newer format
+ * version): those it never changes or removes. The only files it deletes are its own stray temp files.
  */
 export class RecordStore {
   constructor(readonly dir: string) {}
@@ -34,8 +43,9 @@ export class RecordStore {
     await syncDirectory(this.dir);
   }
 
-  async loadAll(): Promise<VolumeRecord[]> {
+  async loadAll(): Promise<{ records: VolumeRecord[]; unusable: UnusableRecord[] }> {
     const records: VolumeRecord[] = [];
+    const unusable: UnusableRecord[] = [];
     for (const name of await fs.readdir(this.dir)) {
       const full = path.join(this.dir, name);
       if (name.includes(TEMP_MARKER)) {
@@ -44,19 +54,18 @@ export class RecordStore {
         continue;
       }
       if (!name.endsWith(RECORD_SUFFIX)) continue;
+      const id = name.slice(0, -RECORD_SUFFIX.length);
+      let reading: RecordReading;
       try {
-        const parsed: unknown = JSON.parse(await fs.readFile(full, 'utf8'));
-        const problem = checkRecord(parsed);
-        const id = name.slice(0, -RECORD_SUFFIX.length);
-        if (problem !== undefined || (parsed as VolumeRecord).id !== id) {
-          log('error', 'skipping unreadable volume record', { file: full, problem: problem ?? 'id does not match file name' });
-          continue;
-        }
-        records.push(parsed as VolumeRecord);
+        const text = await fs.readFile(full, 'utf8');
+        reading = text === '' ? { problem: 'the record file is empty', newer: false } : readRecord(JSON.parse(text), id);
       } catch (err) {
-        log('error', 'skipping unreadable volume record', { file: full, error: (err as Error).message });
+        // Unreadable or not JSON at all: a truncated or half-written file, or not ours.
+        reading = { problem: (err as Error).message, newer: false };
       }
+      if ('record' in reading) records.push(reading.record);
+      else unusable.push({ id, file: full, problem: reading.problem, newer: reading.newer });
     }
-    return records;
+    return { records, unusable };
   }
 }

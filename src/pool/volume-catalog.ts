@@ -6,6 +6,7 @@ import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { LoopPool, volumesDir } from './loop-pool.js';
 import type { Pool, PoolConfig } from './pool.js';
+import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
 import { formatSize } from './sizes.js';
 import type { VolumeRecord } from './volume-record.js';
@@ -13,8 +14,10 @@ import type { VolumeRecord } from './volume-record.js';
 interface PoolEntry {
   pool: Pool;
   store: RecordStore;
+  /** Bytes of served volumes and of quarantined images alike: both take the pool's space. */
   allocatedBytes: number;
   volumes: number;
+  quarantined: number;
 }
 
 /** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
@@ -27,6 +30,10 @@ export class PoolFullError extends Error {
 
 export class VolumeCatalog implements PoolStatsSource {
   private readonly records = new Map<string, VolumeRecord>();
+  /** Found at start-up; fixed for the life of the process (a repair takes a restart). */
+  private readonly quarantineList: QuarantinedVolume[] = [];
+  /** The same by id (the first one found, should two pools hold one id), for the refusals. */
+  private readonly quarantine = new Map<string, QuarantinedVolume>();
   private readonly entries = new Map<string, PoolEntry>();
   /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
   private sortedIds: string[] | undefined;
@@ -40,9 +47,15 @@ export class VolumeCatalog implements PoolStatsSource {
       const pool = new LoopPool(config);
       const store = new RecordStore(volumesDir(config.dir));
       await fs.mkdir(volumesDir(config.dir), { recursive: true, mode: 0o700 });
-      const records = await store.loadAll();
-      const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0 };
+      const { records, unusable } = await store.loadAll();
+      const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
+      const held = new Map<string, QuarantinedVolume>();
+      for (const u of unusable) {
+        held.set(u.id, {
+          id: u.id, pool: config.name, cause: u.newer ? 'newer-version' : 'unreadable-record', problem: u.problem, recordFile: u.file, imageBytes: 0,
+        });
+      }
       for (const r of records) {
         if (r.pool !== config.name) {
           log('warn', 'volume record names another pool; adopting it into this one', { id: r.id, pool: config.name, recorded: r.pool });
@@ -51,7 +64,26 @@ export class VolumeCatalog implements PoolStatsSource {
         catalog.add(r);
       }
       for (const r of records) await catalog.recover(r);
-      await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name));
+      const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name));
+      for (const img of unrecorded) {
+        const q = held.get(img.id);
+        if (q !== undefined) {
+          q.imageFile = img.image;
+          q.imageBytes = img.bytes;
+        } else {
+          held.set(img.id, {
+            id: img.id, pool: config.name, cause: 'no-record', imageFile: img.image, imageBytes: img.bytes,
+            problem: 'an image with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
+          });
+        }
+      }
+      for (const q of held.values()) {
+        catalog.quarantineList.push(q);
+        if (!catalog.quarantine.has(q.id)) catalog.quarantine.set(q.id, q);
+        entry.quarantined += 1;
+        entry.allocatedBytes += q.imageBytes;
+        log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
+      }
     }
     return catalog;
   }
@@ -105,8 +137,20 @@ export class VolumeCatalog implements PoolStatsSource {
     return [...this.entries.values()].map((e) => e.pool.config.dir);
   }
 
+  /**
+   * The volume's record, or undefined when there is none. Throws VolumeQuarantinedError for a
+   * quarantined id, so that no call (a create of the same name, a delete, a stage) can act on
+   * a volume Lode cannot account for.
+   */
   get(id: string): VolumeRecord | undefined {
+    const q = this.quarantine.get(id);
+    if (q !== undefined) throw new VolumeQuarantinedError(q);
     return this.records.get(id);
+  }
+
+  /** Every quarantined volume, by pool and id. */
+  quarantined(): QuarantinedVolume[] {
+    return [...this.quarantineList].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
   }
 
   /** All volumes ordered by id. */
@@ -116,36 +160,33 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   poolStats(): PoolStats[] {
-    return this.poolOrder.map((name) => {
-      const e = this.entry(name);
-      return e.pool.stats(e.allocatedBytes, e.volumes);
-    });
+    return this.poolOrder.map((name) => this.statsOf(name));
   }
 
   statsOf(pool: string): PoolStats {
     const e = this.entry(pool);
-    return e.pool.stats(e.allocatedBytes, e.volumes);
+    return e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined);
   }
 
   /**
-   * Reserves space and makes the volume. Plain volumes get their image first and one durable
-   * "ready" record after: a crash in between leaves an image without a record, which the next
-   * start removes. Volumes with a `finish` step (inline volumes: attach, format, mount) are
-   * recorded as "creating" first, so a crash mid-way leaves a record naming the mount to undo.
-   * Any failure undoes all of it.
+   * Reserves space and makes the volume. Its record is written, durably, as "creating" before
+   * anything else, so a crash at any later step leaves a record that proves the image (and, for
+   * volumes with a `finish` step such as inline volumes, the mount) is an unfinished create of
+   * Lode's own, which the next start rolls back. It turns "ready" only when all is done. Any
+   * failure undoes all of it.
    */
   async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Pool) => Promise<void>): Promise<VolumeRecord> {
+    const q = this.quarantine.get(record.id);
+    if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
-    const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
+    const available = this.statsOf(record.pool).availableBytes;
     if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
     record.state = 'creating';
     this.add(record);
     try {
-      if (finish) {
-        await e.store.put(record);
-        failpoint('create:recorded');
-      }
+      await e.store.put(record);
+      failpoint('create:recorded');
       await e.pool.allocate(record);
       failpoint('create:allocated');
       if (finish) await finish(record, e.pool);
@@ -173,17 +214,34 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /**
-   * Forgets the volume, then releases its storage. The record goes first: a crash before the
-   * image is gone leaves an image without a record, which the next start removes, and a
-   * retried delete finds nothing and succeeds. Safe to call again after a crash.
+   * Releases the volume's storage, then forgets it. A ready volume is first recorded, durably,
+   * as "deleting", so a crash before the record is gone leaves a record that the next start
+   * (or a retried delete) finishes; the image is never without its record. A "creating" record
+   * already says the same to the next start, so it is not rewritten. Safe to call again after a crash.
    */
   async destroy(record: VolumeRecord): Promise<void> {
     const e = this.entry(record.pool);
+    if (record.state === 'ready') {
+      record.state = 'deleting';
+      try {
+        await e.store.put(record);
+        failpoint('delete:marked');
+      } catch (err) {
+        record.state = 'ready';
+        const errno = (err as NodeJS.ErrnoException).code;
+        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
+        // A full filesystem cannot take even the small rewritten record, and refusing would keep
+        // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
+        // crash before the record goes leaves a ready volume whose image is missing, which
+        // staging reports and a retried delete finishes.
+        log('warn', 'no space to mark the volume deleting; deleting it under its ready record', { id: record.id, pool: record.pool });
+      }
+    }
     record.state = 'deleting';
-    await e.store.remove(record.id);
-    failpoint('delete:unrecorded');
     await e.pool.release(record);
     failpoint('delete:released');
+    await e.store.remove(record.id);
+    failpoint('delete:unrecorded');
     this.drop(record);
     void this.refresh(record.pool);
   }
@@ -193,7 +251,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
-    const available = e.pool.stats(e.allocatedBytes, e.volumes).availableBytes;
+    const available = this.statsOf(record.pool).availableBytes;
     if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;
     e.allocatedBytes += extra;

@@ -14,14 +14,15 @@ export async function writeFileAtomic(file: string, data: string, durable = true
   const tmp = `${file}${TEMP_MARKER}${randomBytes(6).toString('hex')}`;
   const handle = await fs.open(tmp, 'wx', 0o600);
   try {
-    await handle.writeFile(data, 'utf8');
-    if (durable) await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(data, 'utf8');
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fs.rename(tmp, file);
   } catch (err) {
+    // A full filesystem fails the write: leave no partial temp file taking what little is left.
     await fs.rm(tmp, { force: true });
     throw err;
   }

@@ -44,6 +44,7 @@ const STEPS: Array<[string, Step]> = [
 
 /** Which step each failpoint interrupts. */
 const FAILPOINTS: Array<[string, string]> = [
+  ['create:recorded', 'create'],
   ['create:allocated', 'create'],
   ['create:finished', 'create'],
   ['stage:attached', 'stage'],
@@ -54,8 +55,9 @@ const FAILPOINTS: Array<[string, string]> = [
   ['unpublish:unmounted', 'unpublish'],
   ['unstage:unmounted', 'unstage'],
   ['unstage:detached', 'unstage'],
-  ['delete:unrecorded', 'delete'],
+  ['delete:marked', 'delete'],
   ['delete:released', 'delete'],
+  ['delete:unrecorded', 'delete'],
 ];
 
 /**
@@ -72,6 +74,18 @@ async function diedAtFailpoint(h: DriverHarness, point: string): Promise<void> {
   clearTimeout(timer);
   assert.ok(gone, `the driver is still running: failpoint ${point} never fired`);
   assert.equal(h.proc?.signalCode, 'SIGKILL', `the driver ended by ${h.proc?.signalCode ?? `exit ${h.proc?.exitCode}`}, not by failpoint ${point}`);
+}
+
+/**
+ * What lets the next start tell an interrupted create or delete from data it must keep: no
+ * instant of a call leaves an image without its record (start-up deletes only what a record
+ * proves to be an unfinished create or delete, and quarantines the rest).
+ */
+async function assertEveryImageRecorded(h: DriverHarness): Promise<void> {
+  const files = await h.poolFiles();
+  for (const f of files.filter((name) => name.endsWith('.img'))) {
+    assert.ok(files.includes(f.replace(/\.img$/, '.json')), `image ${f} has a record (pool holds ${files.join(', ')})`);
+  }
 }
 
 async function assertNothingLeft(h: DriverHarness): Promise<void> {
@@ -95,6 +109,7 @@ for (const [point, stepName] of FAILPOINTS) {
         if (name === stepName && !crashed) {
           await assert.rejects(step(l), `the ${name} call dies with the driver`);
           await diedAtFailpoint(h, point);
+          await assertEveryImageRecorded(h);
           crashed = true;
           await h.startProcess();
         }
@@ -124,6 +139,7 @@ test('SIGKILL during an inline ephemeral publish and unpublish: retries converge
       } else {
         await assert.rejects(h.client.nodePublishVolume(req));
         await diedAtFailpoint(h, point);
+        await assertEveryImageRecorded(h);
         await h.startProcess();
         // The interrupted create was rolled back at start; kubelet's retry makes it anew.
         await h.client.nodePublishVolume(req);
@@ -161,6 +177,7 @@ test('SIGKILL at random instants of whole lifecycles: rerunning the lifecycle al
       await Promise.race([run.catch(() => undefined), timer]);
       await h.kill();
       await run.catch(() => undefined);
+      await assertEveryImageRecorded(h);
       await h.startProcess();
       // Kubernetes keeps retrying from where it stands; the simplest honest model is to
       // replay the whole lifecycle, every call of which must be idempotent.

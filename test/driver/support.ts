@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { request } from 'node:http';
 import { status } from '@grpc/grpc-js';
 import { grpcCode } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
@@ -198,4 +199,36 @@ export async function hasCapability(bit: number): Promise<boolean> {
   const text = await fs.readFile('/proc/self/status', 'utf8');
   const hex = /^CapEff:\s*([0-9a-f]+)$/m.exec(text)?.[1];
   return hex !== undefined && ((BigInt('0x' + hex) >> BigInt(bit)) & 1n) === 1n;
+}
+
+/** A plain GET on the driver's loopback HTTP endpoint. */
+export function httpGet(port: number, urlPath: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: urlPath }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject).end();
+  });
+}
+
+/** The driver's JSON log lines, from offset `since` of the harness's log (which keeps every process's). */
+export function logEntries(h: DriverHarness, since = 0): Array<Record<string, unknown>> {
+  return h.log.slice(since).split('\n').filter((l) => l.startsWith('{') && l.endsWith('}')).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/**
+ * The port the driver bound for "--metrics-address 127.0.0.1:0", from the first such log line
+ * after offset `since` (take `h.log.length` before starting the process). The endpoint starts
+ * just after the CSI socket, so the line may still be on its way when Probe is first ready.
+ */
+export async function metricsPort(h: DriverHarness, since = 0): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const port = logEntries(h, since).find((e) => e['msg'] === 'metrics and health endpoint listening')?.['port'];
+    if (typeof port === 'number') return port;
+    if (Date.now() > deadline) throw new Error(`the driver logged no metrics port: ${h.log.slice(since)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -20,8 +20,8 @@ class FakePools implements PoolStatsSource {
 
 function twoPools(): FakePools {
   return new FakePools([
-    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2 },
-    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0 },
+    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2, quarantinedVolumes: 0 },
+    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0, quarantinedVolumes: 0 },
   ]);
 }
 
@@ -35,14 +35,16 @@ test('pool gauges report what the pool source says at scrape time', async () => 
     assert.equal(sampleValue(s, METRIC_NAMES.poolAllocated, labels), p.allocatedBytes);
     assert.equal(sampleValue(s, METRIC_NAMES.poolAvailable, labels), p.availableBytes);
     assert.equal(sampleValue(s, METRIC_NAMES.poolVolumes, labels), p.volumes);
+    assert.equal(sampleValue(s, METRIC_NAMES.quarantinedVolumes, labels), p.quarantinedVolumes, 'reported even when 0, for alerts');
   }
 
   // A volume is created between scrapes: the next scrape shows it, nothing is cached across scrapes.
-  pools.pools[0] = { ...pools.pools[0]!, allocatedBytes: 4 * GiB, availableBytes: 6 * GiB, volumes: 3 };
+  pools.pools[0] = { ...pools.pools[0]!, allocatedBytes: 4 * GiB, availableBytes: 6 * GiB, volumes: 3, quarantinedVolumes: 1 };
   s = parseExposition(await metrics.metrics());
   assert.equal(sampleValue(s, METRIC_NAMES.poolAllocated, { pool: 'fast' }), 4 * GiB);
   assert.equal(sampleValue(s, METRIC_NAMES.poolAvailable, { pool: 'fast' }), 6 * GiB);
   assert.equal(sampleValue(s, METRIC_NAMES.poolVolumes, { pool: 'fast' }), 3);
+  assert.equal(sampleValue(s, METRIC_NAMES.quarantinedVolumes, { pool: 'fast' }), 1);
 });
 
 test('a pool that disappears from the source disappears from the metrics', async () => {

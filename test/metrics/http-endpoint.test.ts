@@ -10,7 +10,7 @@ import type { PoolStats } from '../../src/driver/observer.js';
 import { parseExposition, sampleValue } from './prom-text.js';
 
 const pool: PoolStats = {
-  name: 'fast', backend: 'loopfile', capacityBytes: 5_000_000, allocatedBytes: 1_000_000, availableBytes: 4_000_000, volumes: 1,
+  name: 'fast', backend: 'loopfile', capacityBytes: 5_000_000, allocatedBytes: 1_000_000, availableBytes: 4_000_000, volumes: 1, quarantinedVolumes: 0,
 };
 const metrics = (): DriverMetrics => new DriverMetrics({ poolStats: () => [pool] }, { driverName: 'lode.csi.dev', nodeId: 'n1' });
 const ready = async (): Promise<HealthReport> => ({ ready: true });
@@ -51,6 +51,10 @@ test('GET /healthz answers 200 "ok" when ready and 503 with the reason when not'
   let r = await get(ep.port, '/healthz');
   assert.equal(r.status, 200);
   assert.equal(r.body.trim(), 'ok');
+  report = { ready: true, warnings: ['volume lv-1 in pool fast is quarantined', 'volume lv-2 in pool fast is quarantined'] };
+  r = await get(ep.port, '/healthz');
+  assert.equal(r.status, 200, 'warnings leave the driver ready');
+  assert.equal(r.body, 'ok\nwarning: volume lv-1 in pool fast is quarantined\nwarning: volume lv-2 in pool fast is quarantined\n');
   report = { ready: false, message: 'pool "fast": /var/lib/lode/fast is not mounted' };
   r = await get(ep.port, '/healthz');
   assert.equal(r.status, 503);
