@@ -88,7 +88,9 @@ export function controllerService(ctx: DriverContext) {
 
     return ctx.locks.with([id], async () => {
       let existing = catalog.get(id);
-      if (existing?.state === 'deleting') {
+      // Under the lock no create or delete of this name is running, so a record that is not
+      // ready is one whose undo failed part-way: finish removing it and make the volume anew.
+      if (existing !== undefined && existing.state !== 'ready') {
         await catalog.destroy(existing);
         existing = undefined;
       }
