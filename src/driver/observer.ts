@@ -16,6 +16,8 @@ export interface PoolStats {
   volumes: number;
   /** Volumes found unaccounted for at start-up: not served, not deleted, their bytes in `allocatedBytes`. */
   quarantinedVolumes: number;
+  /** How volume data reaches the disk, e.g. "direct-io", "buffered", "buffered-fallback" (direct I/O asked, refused). */
+  dataPath: string;
 }
 
 /** Anything that can report its pools' figures without touching the disk. */

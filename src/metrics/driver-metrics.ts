@@ -17,6 +17,7 @@ export const METRIC_NAMES = {
   poolAvailable: 'lode_pool_available_bytes',
   poolVolumes: 'lode_pool_volumes',
   quarantinedVolumes: 'lode_quarantined_volumes',
+  poolInfo: 'lode_pool_info',
 } as const;
 
 // From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
@@ -78,6 +79,26 @@ export class DriverMetrics implements RpcObserver {
       'Volumes found at start-up whose record is unusable or missing: not served, not deleted, their space still taken.',
       (p) => p.quarantinedVolumes,
     );
+    this.poolInfo();
+  }
+
+  /**
+   * 1 per pool, labelled with how its data reaches the disk: an info metric rather than a label
+   * on every gauge, so a fallback to buffered I/O does not start new series for all of them.
+   */
+  private poolInfo(): void {
+    const gauge: Gauge<'pool' | 'backend' | 'data_path'> = new Gauge({
+      name: METRIC_NAMES.poolInfo,
+      help: 'Always 1; data_path says how volume data reaches the disk (direct-io, buffered, or buffered-fallback when direct I/O was refused).',
+      labelNames: ['pool', 'backend', 'data_path'],
+      registers: [this.registry],
+      collect: () => {
+        gauge.reset();
+        for (const pool of this.scrapeSnapshot ?? this.pools.poolStats()) {
+          gauge.set({ pool: pool.name, backend: pool.backend, data_path: pool.dataPath }, 1);
+        }
+      },
+    });
   }
 
   onRpc(method: string, code: string, seconds: number): void {

@@ -34,6 +34,8 @@ export class LoopPool implements Pool {
   private changing = 0;
   private changes = 0;
   private sparseWarned = false;
+  /** Set once the kernel ran a device of this pool buffered although direct I/O was asked. */
+  private directIoRefused = false;
   /**
    * The loop devices of each image as this process knows them ([] = none). Filled from one
    * kernel scan at open and kept up to date by attach and detach, so no call scans all loop
@@ -100,6 +102,7 @@ export class LoopPool implements Pool {
       availableBytes: Math.max(0, capacityBytes - allocatedBytes),
       volumes,
       quarantinedVolumes,
+      dataPath: !this.config.directIo ? 'buffered' : this.directIoRefused ? 'buffered-fallback' : 'direct-io',
     };
   }
 
@@ -205,7 +208,11 @@ export class LoopPool implements Pool {
     // A writable attach reuses the writable device, so retries after a crash never stack devices.
     const existing = devices.find((d) => d.readOnly === readOnly);
     if (existing && !readOnly) return existing.device;
-    const device = await attachNewLoop(image, readOnly);
+    const { device, directIo } = await attachNewLoop(image, readOnly, this.config.directIo);
+    if (this.config.directIo && !directIo && !this.directIoRefused) {
+      this.directIoRefused = true;
+      log('warn', 'the pool\'s filesystem refused direct I/O; its loop devices run buffered (slower, and cached twice)', { pool: this.config.name, device });
+    }
     this.known.set(image, [...devices.map((d) => d.device), device]);
     return device;
   }

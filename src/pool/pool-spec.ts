@@ -1,10 +1,10 @@
-// Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,backend=loop]".
+// Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on][,backend=loop]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
 import type { PoolConfig, PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, backend';
+const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend';
 
 export function parsePoolSpec(spec: string): PoolConfig {
   const eq = spec.indexOf('=');
@@ -13,7 +13,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
   if (!POOL_NAME.test(name)) throw new Error(`pool "${name}": a name is 1-63 lower-case letters, digits or '-'`);
   const [dir = '', ...opts] = spec.slice(eq + 1).split(',');
   if (!path.isAbsolute(dir)) throw new Error(`pool "${name}": directory "${dir}" must be an absolute path`);
-  const config: PoolConfig = { name, backend: 'loop', dir: path.resolve(dir), defaultVolumeBytes: GiB };
+  const config: PoolConfig = { name, backend: 'loop', dir: path.resolve(dir), defaultVolumeBytes: GiB, directIo: true };
   for (const opt of opts) {
     const [key = '', value = ''] = opt.split('=', 2);
     const size = () => {
@@ -31,6 +31,10 @@ export function parsePoolSpec(spec: string): PoolConfig {
       case 'max-volume-size': config.maxVolumeBytes = size(); break;
       case 'inline-max-size': config.inlineMaxBytes = size(); break;
       case 'reserve': config.reserve = parseReserve(name, value, size); break;
+      case 'direct-io':
+        if (value !== 'on' && value !== 'off') throw new Error(`pool "${name}": direct-io must be on or off, not "${value}"`);
+        config.directIo = value === 'on';
+        break;
       case 'backend':
         if (value !== 'loop') throw new Error(`pool "${name}": backend "${value}" is not supported (supported: loop)`);
         break;

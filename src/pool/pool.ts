@@ -19,6 +19,8 @@ export interface PoolConfig {
   reserve?: PoolReserve;
   /** Largest inline ephemeral volume; undefined = the pool makes none (they bypass scheduling and quota). */
   inlineMaxBytes?: number;
+  /** Loop devices read and write their images with direct I/O (the default; direct-io=off turns it off). */
+  directIo: boolean;
 }
 
 export type PoolReserve = { percent: number } | { bytes: number };

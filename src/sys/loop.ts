@@ -1,7 +1,7 @@
 // Loop devices: find, attach, detach and resize them, reading sysfs rather than parsing tool output.
 import { accessSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { run } from './exec.js';
+import { ExecError, run } from './exec.js';
 
 const SYS_BLOCK = '/sys/block';
 
@@ -52,15 +52,33 @@ export async function listLoopDevices(): Promise<LoopDevice[]> {
   return Promise.all(attached.map(async (d) => ({ ...d, readOnly: await isReadOnly(d.device) })));
 }
 
-/** The attach itself: losetup picks a free device. */
-export async function attachNewLoop(imagePath: string, readOnly: boolean): Promise<string> {
+export interface LoopAttachment {
+  device: string;
+  /** Whether the kernel really runs the device with direct I/O (it may refuse, e.g. on a filesystem without O_DIRECT). */
+  directIo: boolean;
+}
+
+/**
+ * The attach itself: losetup picks a free device. With `directIo` the device reads and writes
+ * the image with O_DIRECT, bypassing the host's page cache: the data is then cached once, by
+ * the filesystem inside the volume, and an fsync inside reaches the disk without a second
+ * writeback. Where the image's filesystem has no O_DIRECT (ramfs, some FUSE mounts) the kernel
+ * refuses the whole attach, or attaches buffered; either way the device still gets made, and
+ * sysfs says what we got.
+ */
+export async function attachNewLoop(imagePath: string, readOnly: boolean, directIo: boolean): Promise<LoopAttachment> {
   const args = ['--find', '--show'];
   if (readOnly) args.push('--read-only');
-  args.push(imagePath);
-  const { stdout } = await run('losetup', args, { timeoutMs: 60_000 });
+  let stdout: string;
+  try {
+    ({ stdout } = await run('losetup', [...args, ...(directIo ? ['--direct-io=on'] : []), imagePath], { timeoutMs: 60_000 }));
+  } catch (err) {
+    if (!directIo || !(err instanceof ExecError) || err.spawnCode !== undefined) throw err;
+    ({ stdout } = await run('losetup', [...args, imagePath], { timeoutMs: 60_000 }));
+  }
   const device = stdout.trim();
   if (!/^\/dev\/loop\d+$/.test(device)) throw new Error(`losetup printed "${device}", expected /dev/loopN`);
-  return device;
+  return { device, directIo: (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'loop', 'dio'))) === '1' };
 }
 
 /** Detaches `device`; a device that is already gone is not an error. */

@@ -20,8 +20,8 @@ class FakePools implements PoolStatsSource {
 
 function twoPools(): FakePools {
   return new FakePools([
-    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2, quarantinedVolumes: 0 },
-    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0, quarantinedVolumes: 0 },
+    { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2, quarantinedVolumes: 0, dataPath: 'direct-io' },
+    { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0, quarantinedVolumes: 0, dataPath: 'buffered' },
   ]);
 }
 
@@ -36,6 +36,7 @@ test('pool gauges report what the pool source says at scrape time', async () => 
     assert.equal(sampleValue(s, METRIC_NAMES.poolAvailable, labels), p.availableBytes);
     assert.equal(sampleValue(s, METRIC_NAMES.poolVolumes, labels), p.volumes);
     assert.equal(sampleValue(s, METRIC_NAMES.quarantinedVolumes, labels), p.quarantinedVolumes, 'reported even when 0, for alerts');
+    assert.equal(sampleValue(s, METRIC_NAMES.poolInfo, { ...labels, data_path: p.dataPath }), 1, 'the info metric names the data path');
   }
 
   // A volume is created between scrapes: the next scrape shows it, nothing is cached across scrapes.

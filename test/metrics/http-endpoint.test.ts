@@ -10,7 +10,7 @@ import type { PoolStats } from '../../src/driver/observer.js';
 import { parseExposition, sampleValue } from './prom-text.js';
 
 const pool: PoolStats = {
-  name: 'fast', backend: 'loopfile', capacityBytes: 5_000_000, allocatedBytes: 1_000_000, availableBytes: 4_000_000, volumes: 1, quarantinedVolumes: 0,
+  name: 'fast', backend: 'loopfile', capacityBytes: 5_000_000, allocatedBytes: 1_000_000, availableBytes: 4_000_000, volumes: 1, quarantinedVolumes: 0, dataPath: 'direct-io',
 };
 const metrics = (): DriverMetrics => new DriverMetrics({ poolStats: () => [pool] }, { driverName: 'lode.csi.dev', nodeId: 'n1' });
 const ready = async (): Promise<HealthReport> => ({ ready: true });
