@@ -21,12 +21,18 @@ export const CSI_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 let cached: ProtoGrpcType | undefined;
+let cachedDefinition: protoLoader.PackageDefinition | undefined;
+
+/** The loaded contract with its message descriptors, for checks that follow the schema. */
+export function csiDefinition(): protoLoader.PackageDefinition {
+  cachedDefinition ??= protoLoader.loadSync(CSI_PROTO_PATH, CSI_LOADER_OPTIONS);
+  return cachedDefinition;
+}
 
 /** The csi.v1 package: service constructors and definitions. */
 export function csiPackage(): ProtoGrpcType {
   if (cached === undefined) {
-    const definition = protoLoader.loadSync(CSI_PROTO_PATH, CSI_LOADER_OPTIONS);
-    cached = grpc.loadPackageDefinition(definition) as unknown as ProtoGrpcType;
+    cached = grpc.loadPackageDefinition(csiDefinition()) as unknown as ProtoGrpcType;
   }
   return cached;
 }

@@ -11,7 +11,7 @@ import { growBacking } from './expansion.js';
 import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
 import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
 import { chooseSize, minimumFor, readRange, type Range } from './sizing.js';
-import { requireName, requireVolumeId } from './validate.js';
+import { printable, requireName, requireVolumeId } from './validate.js';
 
 type ControllerCapability = _csi_v1_ControllerServiceCapability_RPC_Type__Output;
 const BASE_CONTROLLER_CAPABILITIES: ControllerCapability[] = ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'SINGLE_NODE_MULTI_WRITER'];
@@ -153,7 +153,7 @@ export function controllerService(ctx: DriverContext) {
     if (req.starting_token !== '') {
       // The token is the index into the id-ordered list where the next page starts.
       if (!/^\d+$/.test(req.starting_token) || Number(req.starting_token) > all.length) {
-        throw aborted(`starting_token "${req.starting_token}" is not valid (the volume list may have changed)`);
+        throw aborted(`starting_token "${printable(req.starting_token)}" is not valid (the volume list may have changed)`);
       }
       start = Number(req.starting_token);
     }

@@ -3,6 +3,7 @@ import { isSupportedFsType, SUPPORTED_FS_TYPES, type FsType } from '../sys/files
 import { parseSize } from '../pool/sizes.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { invalidArgument } from './errors.js';
+import { printable } from './validate.js';
 
 /** Keys Kubernetes itself adds (PVC/PV names, pod info, the fstype the provisioner lifts out). */
 export const KUBERNETES_PREFIX = 'csi.storage.k8s.io/';
@@ -23,7 +24,7 @@ function check(map: Record<string, string>, known: readonly string[], what: stri
   for (const key of Object.keys(map)) {
     if (key.startsWith(KUBERNETES_PREFIX)) continue;
     if (!known.includes(key)) {
-      throw invalidArgument(`unknown ${what} "${key}" (known: ${known.join(', ')}, and ${KUBERNETES_PREFIX}* keys)`);
+      throw invalidArgument(`unknown ${what} "${printable(key)}" (known: ${known.join(', ')}, and ${KUBERNETES_PREFIX}* keys)`);
     }
   }
 }
@@ -42,9 +43,9 @@ export function poolMissing(params: VolumeParameters, catalog: VolumeCatalog): s
 
 function readCommon(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters {
   const pool = map[PARAM_POOL] ?? catalog.poolNames()[0] ?? '';
-  if (!POOL_NAME.test(pool)) throw invalidArgument(`pool "${pool}" is not a pool name (lower-case letters, digits and '-')`);
+  if (!POOL_NAME.test(pool)) throw invalidArgument(`pool "${printable(pool)}" is not a pool name (lower-case letters, digits and '-')`);
   const fs = map[PARAM_FSTYPE] ?? map[FSTYPE_KEY] ?? '';
-  if (fs !== '' && !isSupportedFsType(fs)) throw invalidArgument(`fsType "${fs}" is not supported (supported: ${SUPPORTED_FS_TYPES.join(', ')})`);
+  if (fs !== '' && !isSupportedFsType(fs)) throw invalidArgument(`fsType "${printable(fs)}" is not supported (supported: ${SUPPORTED_FS_TYPES.join(', ')})`);
   return { pool, fsType: fs as FsType | '' };
 }
 

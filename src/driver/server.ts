@@ -3,7 +3,8 @@ import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { csiPackage } from '../csi/proto.js';
+import type * as protoLoader from '@grpc/proto-loader';
+import { csiDefinition } from '../csi/proto.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
@@ -12,7 +13,7 @@ import { controllerService } from './controller.js';
 import { identityService } from './identity.js';
 import { nodeService } from './node.js';
 import type { RpcObserver } from './observer.js';
-import { adaptService } from './rpc-adapter.js';
+import { adaptService, UndecodableRequest } from './rpc-adapter.js';
 
 export interface RunningDriver {
   ctx: DriverContext;
@@ -49,6 +50,46 @@ async function prepareSocket(socketPath: string): Promise<void> {
   await fs.unlink(socketPath); // left by a driver that died
 }
 
+/**
+ * The largest message the server accepts. The largest request within the spec's size limits
+ * that has no repeated messages is a NodePublishVolumeRequest of 65.5 KiB on the wire (two
+ * 4095-byte paths, three 4 KiB maps and 4 KiB of mount flags, the maps and the flags packed
+ * with as many entries as they can hold; test/driver/bounds.test.ts builds it). The spec does
+ * not bound repeated messages: without strict topology, csi-provisioner lists every node's
+ * segment in accessibility_requirements, twice (requisite and preferred), about 70 bytes a
+ * node each, so 700 KB for 5,000 nodes. 2 MiB holds both comfortably, and whatever a
+ * Kubernetes object can carry into a request (etcd takes requests up to 1.5 MiB) still decodes
+ * and is refused by the size checks with a message naming the field, more use to whoever
+ * wrote the pod spec than the transport's "larger than max". Beyond it the transport refuses
+ * the message (RESOURCE_EXHAUSTED) from its length prefix, before reading or decoding it;
+ * grpc-js would otherwise take 4 MiB.
+ */
+export const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The service as the contract defines it, except that bytes which do not decode become an
+ * UndecodableRequest for the adapter to refuse with INVALID_ARGUMENT: grpc-js would answer
+ * INTERNAL ("Error deserializing request"), which tells the caller the driver is at fault.
+ */
+function serviceOf(name: string): protoLoader.ServiceDefinition {
+  const definition = csiDefinition()[`csi.v1.${name}`];
+  if (definition === undefined || 'format' in definition) throw new Error(`csi.v1.${name} is not a service of the contract`);
+  const tolerant: protoLoader.ServiceDefinition = {};
+  for (const [method, m] of Object.entries(definition)) {
+    tolerant[method] = {
+      ...m,
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return m.requestDeserialize(bytes);
+        } catch (err) {
+          return new UndecodableRequest(err instanceof Error ? err.message : String(err));
+        }
+      },
+    };
+  }
+  return tolerant;
+}
+
 /** `makeObserver` is called once the pools are open, so metrics can read them. */
 export async function startDriver(config: DriverConfig, makeObserver?: (ctx: DriverContext) => RpcObserver): Promise<RunningDriver> {
   const socketPath = socketPathOf(config.endpoint);
@@ -56,12 +97,14 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const catalog = await VolumeCatalog.open(config.pools);
   const ctx = new DriverContext(config, catalog);
   const observer = makeObserver?.(ctx);
-  const pkg = csiPackage().csi.v1;
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.
-  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
-  server.addService(pkg.Identity.service, adaptService(identityService(ctx), observer));
-  server.addService(pkg.Controller.service, adaptService(controllerService(ctx), observer));
-  server.addService(pkg.Node.service, adaptService(nodeService(ctx), observer));
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0, 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
+  const identity = serviceOf('Identity');
+  const controller = serviceOf('Controller');
+  const node = serviceOf('Node');
+  server.addService(identity, adaptService(identity, identityService(ctx), observer));
+  server.addService(controller, adaptService(controller, controllerService(ctx), observer));
+  server.addService(node, adaptService(node, nodeService(ctx), observer));
   await new Promise<void>((resolve, reject) => {
     server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
   });

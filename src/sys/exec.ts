@@ -1,5 +1,6 @@
-// The one way Lode runs a system tool: argument arrays, C locale, a timeout, and a typed error.
+// The one way Lode runs a system tool: argument arrays, C locale, a timeout and the call's deadline, and a typed error.
 import { spawn } from 'node:child_process';
+import { callSignal } from '../util/call-signal.js';
 import { log } from '../util/log.js';
 
 /** A tool that ran and failed, or could not be started. */
@@ -25,6 +26,7 @@ export class ExecError extends Error {
 export interface ExecOptions {
   /** Kill the tool after this many milliseconds (default 5 minutes: mkfs of a large image is slow). */
   timeoutMs?: number;
+  /** Kill the tool when this aborts; without one, the signal of the CSI call being served (see call-signal). */
   signal?: AbortSignal;
 }
 
@@ -33,19 +35,47 @@ export interface ExecResult {
   stderr: string;
 }
 
+/** Why a tool was stopped before it finished, for its ExecError. */
+function stopReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : 'the call was cancelled';
+}
+
 /**
  * Runs `command` with `args` (never through a shell), LC_ALL=C so output and messages
  * parse the same everywhere. Resolves on exit 0, rejects with ExecError otherwise.
+ *
+ * The tool gets a process group of its own, and a timeout or an aborted signal SIGKILLs the
+ * whole group: a tool that forks helpers (mount, fsck) must not leave them running, holding
+ * the device, after its call has ended.
  */
 export function run(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
+  const signal = opts.signal ?? callSignal();
+  if (signal?.aborted) {
+    // The call is over: starting more tools for it would only outlive it.
+    return Promise.reject(new ExecError(command, args, null, `not started: ${stopReason(signal)}`, null, 'ABORT_ERR'));
+  }
   return new Promise<ExecResult>((resolve, reject) => {
     const child = spawn(command, args, {
       env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: opts.timeoutMs ?? 300_000,
-      killSignal: 'SIGKILL',
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      detached: true,
     });
+    let stopped: string | undefined;
+    const stop = (why: string) => {
+      // Not skipped when the child itself has exited: helpers it forked may still hold its pipes.
+      if (stopped !== undefined || child.pid === undefined) return;
+      stopped = why;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is gone already; make sure of the child itself
+      }
+    };
+    const timeoutMs = opts.timeoutMs ?? 300_000;
+    const timer = setTimeout(() => stop(`timed out after ${timeoutMs} ms`), timeoutMs);
+    const onAbort = () => stop(signal ? stopReason(signal) : 'aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -53,17 +83,21 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
     let spawnError: NodeJS.ErrnoException | undefined;
     child.on('error', (e: NodeJS.ErrnoException) => { spawnError = e; });
     const started = process.hrtime.bigint();
-    child.on('close', (code, signal) => {
-      log('debug', 'exec', { command, args, code, ms: Number(process.hrtime.bigint() - started) / 1e6 });
+    child.on('close', (code, exitSignal) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      log('debug', 'exec', { command, args, code, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(stopped ? { stopped } : {}) });
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
       if (spawnError) {
         const hint = spawnError.code === 'ENOENT' ? `${command} is not installed` : spawnError.message;
         reject(new ExecError(command, args, null, hint, null, spawnError.code ?? 'EUNKNOWN'));
+      } else if (stopped !== undefined) {
+        reject(new ExecError(command, args, code, `${stderr}\nstopped: ${stopped}`, exitSignal ?? 'SIGKILL'));
       } else if (code === 0) {
         resolve({ stdout, stderr });
       } else {
-        reject(new ExecError(command, args, code, stderr, signal));
+        reject(new ExecError(command, args, code, stderr, exitSignal));
       }
     });
   });

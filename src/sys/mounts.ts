@@ -1,5 +1,6 @@
 // The mount table as the kernel has it (/proc/self/mountinfo) and the mount/umount calls Lode makes.
 import { readFileSync } from 'node:fs';
+import { outsideCall } from '../util/call-signal.js';
 import { run } from './exec.js';
 
 export interface MountEntry {
@@ -77,8 +78,9 @@ export async function bindMount(sourceRef: string, targetRef: string, remountRef
     try {
       await run('mount', ['-c', '-o', ['remount', 'bind', ...options].join(','), remountRef], { timeoutMs: 60_000 });
     } catch (err) {
-      // Leave nothing half-done: a bind that could not take its options (read-only among them) must not stay.
-      await unmountRef(remountRef).catch(() => undefined);
+      // Leave nothing half-done: a bind that could not take its options (read-only among them) must
+      // not stay, also when the remount failed because the call's deadline killed it.
+      await outsideCall(() => unmountRef(remountRef)).catch(() => undefined);
       throw err;
     }
   }
