@@ -1,6 +1,7 @@
 // Filesystems on block devices: detect, create, grow and check for errors (ext4 and xfs).
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { outsideCall } from '../util/call-signal.js';
 import { ExecError, run } from './exec.js';
 
 export const SUPPORTED_FS_TYPES = ['ext4', 'xfs'] as const;
@@ -59,14 +60,19 @@ export async function growFilesystem(device: string, mountPoint: string, fsType:
 /**
  * Grows an unmounted ext4 filesystem; needs no special capability. resize2fs insists on a
  * fresh check first; e2fsck -p exits 1 when it fixed something, which is still fine.
+ * Both rewrite the filesystem's metadata in place, without a journal, so neither is killed
+ * when the call's deadline passes: the call's client gives up, the volume stays locked until
+ * they finish, and the retry finds the filesystem grown.
  */
 export async function growUnmountedExt4(device: string): Promise<void> {
-  try {
-    await run('e2fsck', ['-f', '-p', device]);
-  } catch (err) {
-    if (!(err instanceof ExecError && err.exitCode === 1)) throw err;
-  }
-  await run('resize2fs', [device]);
+  await outsideCall(async () => {
+    try {
+      await run('e2fsck', ['-f', '-p', device]);
+    } catch (err) {
+      if (!(err instanceof ExecError && err.exitCode === 1)) throw err;
+    }
+    await run('resize2fs', [device]);
+  });
 }
 
 /** Errors the kernel counted on an ext4 filesystem since mount (0 when not ext4 or unknown). */
