@@ -6,6 +6,10 @@ import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { csiDefinition } from '../../src/csi/proto.js';
+import { boundsFor } from '../../src/driver/bounds.js';
+import { unary } from '../../src/driver/rpc-adapter.js';
+import { run } from '../../src/sys/exec.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { createVolume, expectCode, fsCap, MiB, mountAt, status } from './support.js';
 
@@ -136,4 +140,36 @@ test('a stage whose client cancels it ends at once; mkfs is killed and a retry c
   await eventually('the driver ending the call', () => logged('NodeStageVolume', 'CANCELLED'));
   await toolsStartedAndGone();
   await retryConverges(id, 'deadline-b');
+});
+
+test('a call whose client set no deadline still ends at the driver\'s maximum, its tool killed', async () => {
+  // The adapter itself, on a real gRPC server, with a maximum short enough to wait for; its
+  // handler runs a tool that would sleep for an hour.
+  const identity = csiDefinition()['csi.v1.Identity'];
+  assert.ok(identity !== undefined && !('format' in identity));
+  const probe = identity.Probe;
+  assert.ok(probe);
+  let sleeper: Promise<unknown> | undefined;
+  const handler = async () => {
+    sleeper = run('sleep', ['3600']);
+    await sleeper;
+    return { ready: { value: true } };
+  };
+  const server = new grpc.Server();
+  server.addService({ Probe: probe }, { Probe: unary('Probe', handler, boundsFor(probe.requestType, csiDefinition()), undefined, 300) as grpc.UntypedHandleCall });
+  const socket = path.join(fakeDir, 'max.sock');
+  await new Promise<void>((resolve, reject) => server.bindAsync(`unix:${socket}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+  const client = new grpc.Client(`unix:${socket}`, grpc.credentials.createInsecure());
+  try {
+    const err = await new Promise<grpc.ServiceError | null>((resolve) => {
+      client.makeUnaryRequest(probe.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (e) => resolve(e));
+    });
+    assert.equal(err?.code, status.DEADLINE_EXCEEDED, err?.details);
+    assert.match(err?.details ?? '', /driver's limit/);
+    // The tool was killed, not left to sleep: its promise settled with the kill.
+    await assert.rejects(sleeper ?? Promise.resolve(), /killed by SIGKILL/);
+  } finally {
+    client.close();
+    server.forceShutdown();
+  }
 });
