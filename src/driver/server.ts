@@ -52,19 +52,18 @@ async function prepareSocket(socketPath: string): Promise<void> {
 
 /**
  * The largest message the server accepts. The largest request within the spec's size limits
- * that has no repeated messages is a NodePublishVolumeRequest of 65.5 KiB on the wire (two
- * 4095-byte paths, three 4 KiB maps and 4 KiB of mount flags, the maps and the flags packed
- * with as many entries as they can hold; test/driver/bounds.test.ts builds it). The spec does
- * not bound repeated messages: without strict topology, csi-provisioner lists every node's
- * segment in accessibility_requirements, twice (requisite and preferred), about 70 bytes a
- * node each, so 700 KB for 5,000 nodes. 2 MiB holds both comfortably, and whatever a
- * Kubernetes object can carry into a request (etcd takes requests up to 1.5 MiB) still decodes
- * and is refused by the size checks with a message naming the field, more use to whoever
- * wrote the pod spec than the transport's "larger than max". Beyond it the transport refuses
- * the message (RESOURCE_EXHAUSTED) from its length prefix, before reading or decoding it;
- * grpc-js would otherwise take 4 MiB.
+ * is a NodePublishVolumeRequest of 65.5 KiB on the wire (two 4095-byte paths, three 4 KiB maps
+ * and 4 KiB of mount flags, the maps and the flags packed with as many entries as they can
+ * hold; test/driver/bounds.test.ts builds it). The spec does not bound repeated messages, but
+ * the only long ones, topologies in accessibility_requirements, hold a single node here
+ * (csi-provisioner runs with --node-deployment and --strict-topology). 128 KiB holds that
+ * twice over. It is kept that low because what a call holds in memory is its message, and
+ * then its decoded strings: at grpc-js's 4 MiB (or even 2 MiB), 241 concurrent CreateVolume
+ * calls with a 1 MiB parameter took the driver past its 256 MiB heap and killed it. Beyond
+ * the limit the transport refuses the message (RESOURCE_EXHAUSTED, "Received message larger
+ * than max") from its length prefix, before buffering or decoding it.
  */
-export const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+export const MAX_REQUEST_BYTES = 128 * 1024;
 
 /**
  * The service as the contract defines it, except that bytes which do not decode become an
