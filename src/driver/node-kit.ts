@@ -10,6 +10,7 @@ import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
 import { backingFileOf } from '../sys/loop.js';
 import { findMount, unmountRef, type MountEntry } from '../sys/mounts.js';
+import { outsideCall } from '../util/call-signal.js';
 import type { DriverContext } from './context.js';
 import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
 import { isInside, printable, requireTargetPath } from './validate.js';
@@ -50,7 +51,7 @@ export async function withCallerFlags<T>(flags: readonly string[], field: string
 export async function ensureReadOnly(anchored: AnchoredPath): Promise<void> {
   const m = await findMount(anchored.path);
   if (m && readOnlyMount(m)) return;
-  if (m) await unmountRef(anchored.ref).catch(() => undefined);
+  if (m) await outsideCall(() => unmountRef(anchored.ref)).catch(() => undefined);
   throw internal(`the mount at ${anchored.path} came out writable although read-only was asked; it was taken down`);
 }
 

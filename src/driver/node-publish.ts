@@ -2,6 +2,7 @@
 import type * as csi from '../csi/types.js';
 import type { Publication } from '../pool/volume-record.js';
 import { bindMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
+import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
@@ -71,7 +72,7 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
         try {
           await entry.withEntry('file', (ref) => bindMount(device, ref, entry.ref));
         } catch (err) {
-          if (readOnly) await pool.detachDevice(device);
+          if (readOnly) await outsideCall(() => pool.detachDevice(device));
           throw err;
         }
       }

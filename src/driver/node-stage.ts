@@ -5,6 +5,7 @@ import type { Publication } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { growFilesystem, growUnmountedExt4, makeFilesystem } from '../sys/filesystem.js';
 import { mountAt, mountDevice, readMountTable, unmountRef } from '../sys/mounts.js';
+import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
@@ -98,7 +99,8 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     } catch (err) {
       // A refused stage leaves what it found: no device it attached, no directory it made.
       if (!mounted) {
-        if (!hadDevice) await pool.detach(r).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
+        // Also after the call's deadline killed it: the undo runs outside the dead call.
+        if (!hadDevice) await outsideCall(() => pool.detach(r)).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
         if (madeDir) dir.removeIfEmpty();
       }
       throw err;

@@ -2,6 +2,7 @@
 import { promises as fs } from 'node:fs';
 import type { PoolStats, PoolStatsSource } from '../driver/observer.js';
 import { unmountIfMounted } from '../sys/mounts.js';
+import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { LoopPool, volumesDir } from './loop-pool.js';
@@ -196,8 +197,11 @@ export class VolumeCatalog implements PoolStatsSource {
     } catch (err) {
       log('warn', 'create failed; undoing it', { id: record.id, error: (err as Error).message });
       try {
-        for (const p of record.publications) await unmountIfMounted(p.targetPath);
-        await this.destroy(record);
+        // The undo must run even when the call failed because its deadline passed.
+        await outsideCall(async () => {
+          for (const p of record.publications) await unmountIfMounted(p.targetPath);
+          await this.destroy(record);
+        });
       } catch (undoErr) {
         // Whatever is left (a record, an image) is finished by a retried call or at the next start.
         log('error', 'undo of failed create failed', { id: record.id, error: (undoErr as Error).message });

@@ -122,6 +122,8 @@ test('a stage whose mkfs hangs ends at the client\'s deadline; mkfs is killed an
   // The client gave up on its own clock; the driver's answer says its side is over too.
   await eventually('the driver ending the call', () => logged('NodeStageVolume', 'DEADLINE_EXCEEDED'));
   await toolsStartedAndGone();
+  // The stage that gave up undid what it did, although its own call was over by then.
+  assert.deepEqual(await h.loops(), [], 'the stage killed at its deadline detached the device it attached');
   await retryConverges(id, 'deadline-a');
 });
 
