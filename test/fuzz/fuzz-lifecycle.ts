@@ -68,6 +68,13 @@ export class Lifecycles {
 
   ids(): string[] { return this.live.filter((l) => l.id !== '').map((l) => l.id); }
 
+  /** Forgets every lifecycle in progress (a drain removes their volumes) and returns their ids. */
+  abandon(): string[] {
+    const ids = this.ids();
+    this.live.length = 0;
+    return ids;
+  }
+
   /** The lifecycle volumes as they stand, for near-valid hostile calls that change one field of a real request. */
   views(): LiveView[] {
     return this.live.filter((l) => l.id !== '').map((l) => ({

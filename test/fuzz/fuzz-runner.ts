@@ -52,7 +52,16 @@ export interface RunConfig {
   allowedDirs: string[];
   /** Called once after warm-up, e.g. to read the driver's RSS. */
   onWarm(): Promise<void>;
+  /** Volumes made before the run, and their own stage and publish paths, which drains leave alone. */
+  keep: ReadonlyArray<{ id: string; paths: readonly string[] }>;
 }
+
+/**
+ * Every so many calls the run takes down what it placed and deletes what it made, through CSI
+ * and with the same checks: otherwise volumes that hostile calls left staged fill the pool, and
+ * a long run ends up testing nothing but RESOURCE_EXHAUSTED.
+ */
+const DRAIN_EVERY = 1000;
 
 /** A stage or publish that succeeded: everything the final teardown must undo through CSI. */
 export interface Placement {
@@ -93,7 +102,6 @@ export class HostileRun {
       hostilePaths: land.hostile,
       links: land.links,
       plainParents: land.plainParents,
-      poolNames: h.pools.map((p) => p.name),
       liveIds: () => [...this.lifecycles.ids(), ...this.hostileIds],
       livePaths: () => this.lifecycles.livePaths(),
     };
@@ -156,6 +164,7 @@ export class HostileRun {
     for (let n = 0; n < this.cfg.calls && this.hangs < MAX_HANGS; n++, this.index++) {
       const i = this.index;
       if (n === this.cfg.warmupCalls) await this.cfg.onWarm();
+      if (n > 0 && n % DRAIN_EVERY === 0) this.queueDrain();
       await this.one(i);
       // The driver's log of thousands of calls is not needed once they passed.
       if (this.h.log.length > 4 * 2 ** 20) this.h.log = this.h.log.slice(-(2 ** 20));
@@ -169,6 +178,33 @@ export class HostileRun {
     }
     if (this.cfg.warmupCalls >= this.cfg.calls) await this.cfg.onWarm();
     this.raw.close();
+  }
+
+  private drainedUpTo = 0;
+
+  /** Queues the teardown of everything placed and made since the last drain (see DRAIN_EVERY). */
+  private queueDrain(): void {
+    const keepIds = new Set(this.cfg.keep.map((k) => k.id));
+    const kept = (p: Placement) => this.cfg.keep.some((k) => k.id === p.volumeId && k.paths.includes(p.path));
+    const seen = new Set<string>();
+    const recent = this.placements.slice(this.drainedUpTo).filter((p) => {
+      const key = `${p.kind} ${p.volumeId} ${p.path}`;
+      const fresh = !seen.has(key) && !kept(p);
+      seen.add(key);
+      return fresh;
+    }).reverse();
+    this.drainedUpTo = this.placements.length;
+    const mk = (rpc: string, request: unknown, send: FuzzCall['send']): FuzzCall => ({ rpc, request, big: false, send });
+    const undo = recent.map((p) => {
+      const req = p.kind === 'publish' ? { volume_id: p.volumeId, target_path: p.path } : { volume_id: p.volumeId, staging_target_path: p.path };
+      return p.kind === 'publish'
+        ? mk('NodeUnpublishVolume', req, (c, o) => c.nodeUnpublishVolume({ volume_id: p.volumeId, target_path: p.path }, o))
+        : mk('NodeUnstageVolume', req, (c, o) => c.nodeUnstageVolume({ volume_id: p.volumeId, staging_target_path: p.path }, o));
+    });
+    const ids = new Set([...this.lifecycles.abandon(), ...this.hostileIds.splice(0), ...recent.map((p) => p.volumeId)]);
+    const deletes = [...ids].filter((id) => !keepIds.has(id)).map((id) => mk('DeleteVolume', { volume_id: id }, (c, o) => c.deleteVolume({ volume_id: id }, o)));
+    // Twice: an order that blocks one teardown (a mount below another) is undone in the second pass.
+    this.pending.push(...undo, ...undo, ...deletes);
   }
 
   private choose(): { call: FuzzCall; life?: LifecycleCall } | { rawMethod: string; payload: Buffer } {

@@ -54,7 +54,6 @@ export interface FuzzWorld {
   /** The planted links themselves (dangling, looping, leading out). */
   links: readonly string[];
   plainParents: readonly string[];
-  poolNames: readonly string[];
   /** Ids of volumes the lifecycle made (some staged or published). */
   liveIds(): string[];
   /** Stage and publish paths the lifecycle uses now. */
