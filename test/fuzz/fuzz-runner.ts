@@ -316,7 +316,8 @@ export class HostileRun {
     const cap = req.volume_capability as { access_mode?: { mode?: string } | null } | undefined;
     const readOnly = req.readonly === true || cap?.access_mode?.mode === 'SINGLE_NODE_READER_ONLY';
     const trimmed = placed.replace(/(.)\/+$/, '$1');
-    const real = await fs.realpath(trimmed).catch(() => trimmed);
+    // Through UTF-8 and back, as the path went to the kernel: a lone surrogate became U+FFFD there.
+    const real = Buffer.from(await fs.realpath(trimmed).catch(() => trimmed)).toString();
     const at = (await mountLines()).filter((m) => m.mountPoint === real);
     // A raw block stage mounts nothing; everything else mounts exactly one thing, never stacked on another.
     if (at.length > 1 || (at.length === 0 && call.rpc === 'NodePublishVolume')) {

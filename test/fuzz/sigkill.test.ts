@@ -12,8 +12,9 @@ import { available, fsCap, MiB, rawCap } from '../driver/support.js';
 import { DEFAULT_FUZZ_SEED, envInt, FuzzRandom } from './fuzz-random.js';
 
 const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
-/** One kill per round; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see README). */
+/** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see README). */
 const ROUNDS = envInt('LODE_SIGKILL_ROUNDS', 30);
+const KILLS_PER_ROUND = 2;
 /** Retries of an interrupted call before it counts as not converging (each waits a little for the restarted driver). */
 const MAX_RETRIES = 20;
 const DATA_BYTES = 512 * 1024;
@@ -127,11 +128,13 @@ after(async () => {
   await h?.cleanup();
 });
 
-test(`SIGKILL at ${ROUNDS} seeded random instants (seed ${SEED}) of full lifecycles: every retry converges, data intact, nothing leaks`, async (t) => {
+test(`SIGKILL at seeded random instants (seed ${SEED}) of ${ROUNDS} full lifecycles, twice each: every retry converges, data intact, nothing leaks`, async (t) => {
   const rng = new FuzzRandom(SEED).fork('sigkill');
   const kinds: Kind[] = inlineAllowed ? ['xfs', 'block', 'inline'] : ['xfs', 'block'];
   if (!inlineAllowed) t.diagnostic('inline ephemeral volumes are off in this pool: their rounds are skipped');
   const kills: string[] = [];
+  /** Smoothed duration of each step of each kind, in ms. */
+  const took = new Map<string, number>();
   let inFlightKills = 0;
   for (let n = 0; n < ROUNDS; n++) {
     const kind = kinds[n % kinds.length] as Kind;
@@ -140,18 +143,28 @@ test(`SIGKILL at ${ROUNDS} seeded random instants (seed ${SEED}) of full lifecyc
       staging: h.stagingPath(`kill-${n}`), target: h.targetPath(`kill-${n}`), bytes: kind === 'xfs' ? 320 * MiB : rng.between(16, 64) * MiB,
     };
     const steps = stepsOf(kind, rng);
-    const victim = rng.int(steps.length);
-    // Mostly within the first 30 ms, where most calls do their work, sometimes past the end of slow ones.
-    const delayMs = rng.chance(0.6) ? rng.int(30) : rng.int(400);
-    const where = `round ${n} (seed ${SEED}, ${kind}): SIGKILL ${delayMs} ms into ${steps[victim]![0]}`;
-    kills.push(where);
-    if (process.env.LODE_FUZZ_VERBOSE === '1') console.log(where);
+    // Two calls of each lifecycle are killed (both, for the two-call inline one), each at a seeded
+    // fraction of how long that call takes here (measured on the unkilled calls), so most kills
+    // land inside the call and some just after its answer. An instant replays as "that far into
+    // that call"; the milliseconds follow this machine's speed.
+    const victims = new Map<number, number>();
+    while (victims.size < Math.min(KILLS_PER_ROUND, steps.length)) {
+      const i = rng.int(steps.length);
+      if (!victims.has(i)) victims.set(i, rng.next() * 1.2);
+    }
+    let where = `round ${n} (seed ${SEED}, ${kind})`;
     for (const [i, [name, step]] of steps.entries()) {
       if ((name === 'unpublish' || name === 'inline unpublish') && r.hash !== undefined) {
         assert.equal(await dataHash(r), r.hash, `${where}: data intact before ${name}`);
       }
-      if (i === victim) {
-        const inFlight = step(r).then(() => 'answered', (err: unknown) => `failed (${grpcCode(err) === undefined ? String(err) : status[grpcCode(err)!]})`);
+      const fraction = victims.get(i);
+      const key = `${kind} ${name}`;
+      if (fraction !== undefined) {
+        const delayMs = Math.round(fraction * (took.get(key) ?? 20));
+        where = `round ${n} (seed ${SEED}, ${kind}): SIGKILL ${delayMs} ms (${Math.round(fraction * 100)} %) into ${name}`;
+        kills.push(where);
+        if (process.env.LODE_FUZZ_VERBOSE === '1') console.log(where);
+        const inFlight = step(r).then(() => 'answered', (err: unknown) => `failed (${String(status[grpcCode(err) ?? -1] ?? err)})`);
         await new Promise((res) => setTimeout(res, delayMs));
         await h.kill();
         const first = await inFlight;
@@ -164,7 +177,10 @@ test(`SIGKILL at ${ROUNDS} seeded random instants (seed ${SEED}) of full lifecyc
           assert.equal(await dataHash(r), r.hash, `${where}: data written before the kill changed`);
         }
       } else {
+        const started = performance.now();
         await converge(`${where}: ${name}`, () => step(r));
+        const ms = performance.now() - started;
+        took.set(key, 0.7 * (took.get(key) ?? ms) + 0.3 * ms);
       }
       if (name === 'node expand' || name === 'controller expand') {
         assert.equal(await dataHash(r), r.hash, `${where}: data intact after ${name}`);
@@ -178,6 +194,6 @@ test(`SIGKILL at ${ROUNDS} seeded random instants (seed ${SEED}) of full lifecyc
     const list = await h.client.listVolumes({});
     assert.equal(list.entries.length, 0, `${where}: no volume listed`);
   }
-  t.diagnostic(`${inFlightKills} of ${ROUNDS} kills landed while the call was in flight; the rest between its answer and the next call`);
+  t.diagnostic(`${inFlightKills} of ${kills.length} kills landed while the call was in flight; the rest between its answer and the next call`);
   for (const k of kills) t.diagnostic(k);
 });
