@@ -21,13 +21,13 @@ const MAX_FAILURES = envInt('LODE_FUZZ_MAX_FAILURES', 1000);
 /** Long enough that the heap has met the largest inputs (1 MiB strings) a few times before RSS is read. */
 const WARMUP = Math.min(500, Math.floor(CALLS / 5));
 /**
- * RSS growth allowed from after warm-up to the end. V8's heap (old space up to 256 MiB by the
- * driver's flags) grows and shrinks with garbage, and 1 MiB inputs pass through large-object
- * space; a driver that keeps nothing per call stays far below this (2,500 calls without the
- * huge inputs grew it by under 3 MiB here). Keeping or echoing big inputs crosses it: the
- * unfixed driver grew by 44 MiB in the CI slice.
+ * RSS growth allowed from after warm-up to the end. V8's heap grows and shrinks with garbage and
+ * 1 MiB inputs pass through large-object space, but a driver that keeps nothing per call and
+ * refuses huge fields before any work stays well below this: with the huge inputs left out,
+ * 2,500 calls grew it by under 3 MiB here and 20,000 by 12 MiB. Keeping or echoing big inputs
+ * crosses it: the unfixed driver grew by 38 to 46 MiB in the CI slice.
  */
-const RSS_GROWTH_BOUND = 40 * MiB;
+const RSS_GROWTH_BOUND = 24 * MiB;
 const SIGTERM_BOUND_MS = 10_000;
 
 let h: DriverHarness;

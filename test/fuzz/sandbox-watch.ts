@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { backingFileOf } from '../../src/sys/loop.js';
 
 /** Every entry below `dir` as "relative-path type size mode [hash or link target]", sorted. */
 export async function treeSnapshot(dir: string): Promise<string[]> {
@@ -35,6 +36,8 @@ export async function treeSnapshot(dir: string): Promise<string[]> {
 /** One line of /proc/self/mountinfo: the kernel's view, parsed here apart from the driver's own code. */
 export interface MountLine {
   id: string;
+  /** The mounted directory (or file) of the source filesystem: "/loop6" for a bind of a device node. */
+  root: string;
   mountPoint: string;
   options: string[];
   source: string;
@@ -49,7 +52,7 @@ export async function mountLines(): Promise<MountLine[]> {
     const f = line.split(' ');
     const sep = f.indexOf('-');
     if (sep < 6) continue;
-    out.push({ id: f[0] ?? '', mountPoint: unescape(f[4] ?? ''), options: (f[5] ?? '').split(','), source: f[sep + 2] ?? '' });
+    out.push({ id: f[0] ?? '', root: unescape(f[3] ?? ''), mountPoint: unescape(f[4] ?? ''), options: (f[5] ?? '').split(','), source: f[sep + 2] ?? '' });
   }
   return out;
 }
@@ -59,17 +62,23 @@ function under(p: string, dir: string): boolean {
 }
 
 /**
- * Mounts this run must not change: everything except what lies below `allowed` (the target
- * roots and pools of this driver) and the work dirs of other Lode test processes that may run
- * at the same time on this machine (their own `lode-*` dirs in the temp dir, never ours).
+ * Mounts this run must not change: everything outside `allowed` (the target roots and pools of
+ * this driver) that is this run's (below its own root, or of a loop device backed by one of its
+ * images, also a bind of such a device node elsewhere) or the system's (outside the temp dir).
+ * Other test processes on this machine mount their own loop devices in the temp dir at the same
+ * time; those are theirs, not a change this driver made.
  */
 export async function foreignMounts(ownRoot: string, allowed: readonly string[]): Promise<string[]> {
   const tmp = os.tmpdir();
-  const others = (p: string) => under(p, tmp) && !under(p, ownRoot) && /^lode-/.test(path.relative(tmp, p).split('/')[0] ?? '');
-  return (await mountLines())
-    .filter((m) => !allowed.some((a) => under(m.mountPoint, a)) && !others(m.mountPoint))
-    .map((m) => `${m.id} ${m.mountPoint} ${m.source}`)
-    .sort();
+  const out: string[] = [];
+  for (const m of await mountLines()) {
+    if (allowed.some((a) => under(m.mountPoint, a))) continue;
+    let ours = under(m.mountPoint, ownRoot) || !under(m.mountPoint, tmp);
+    const loop = /^\/dev\/(loop\d+)$/.exec(m.source)?.[1] ?? /^\/(loop\d+)$/.exec(m.root)?.[1];
+    if (!ours && loop !== undefined) ours = under((await backingFileOf(loop)) ?? '', ownRoot);
+    if (ours) out.push(`${m.id} ${m.mountPoint} ${m.source}`);
+  }
+  return out.sort();
 }
 
 /** Set difference both ways, for a readable report. */
