@@ -275,6 +275,10 @@ export class HostileRun {
     }
 
     const ok = code === status.OK;
+    if ('call' in chosen && ok) {
+      const odd = unsupportedCapability(chosen.call.rpc, chosen.call.request, response);
+      if (odd !== undefined) this.fail(i, rpc, 'unsupported capabilities are refused', odd, request);
+    }
     if ('call' in chosen) {
       if (ok) await this.track(i, chosen.call, response);
       try {
@@ -344,6 +348,36 @@ export class HostileRun {
       this.mountBase = mounts;
     }
   }
+}
+
+const MULTI_NODE = /^MULTI_NODE_/;
+
+/** Every VolumeCapability-shaped object in a request. */
+function capabilitiesIn(value: unknown, out: Array<Record<string, unknown>> = []): Array<Record<string, unknown>> {
+  if (Array.isArray(value)) for (const v of value) capabilitiesIn(v, out);
+  else if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    if ('access_mode' in o || 'block' in o || 'mount' in o) out.push(o);
+    else for (const v of Object.values(o)) capabilitiesIn(v, out);
+  }
+  return out;
+}
+
+/**
+ * Why an answer of OK accepted what Lode does not serve: a capability that is both block and
+ * mount (it cannot be both; it used to be taken silently as mount), or a multi-node access
+ * mode. Only the calls that act on the capability count; Validate counts when it confirms.
+ */
+export function unsupportedCapability(rpc: string, request: unknown, response: unknown): string | undefined {
+  if (rpc === 'ValidateVolumeCapabilities') {
+    if ((response as { confirmed?: unknown } | undefined)?.confirmed == null) return undefined;
+  } else if (!['CreateVolume', 'NodeStageVolume', 'NodePublishVolume'].includes(rpc)) return undefined;
+  for (const c of capabilitiesIn(request)) {
+    if (c.block != null && c.mount != null) return 'a capability with both block and mount was accepted';
+    const mode = (c.access_mode as { mode?: unknown } | null | undefined)?.mode;
+    if (typeof mode === 'string' && MULTI_NODE.test(mode)) return `access mode ${mode} was accepted`;
+  }
+  return undefined;
 }
 
 /** Failures grouped by check and call, each group with its count and first examples, so one defect reads as one line. */
