@@ -49,7 +49,7 @@ const repro = `LODE_FUZZ_SEED=${SEED} LODE_FUZZ_CALLS=${CALLS} node --test dist/
 before(async () => {
   // The pools' parent is a second target root, so the pool guard itself must refuse pool paths.
   h = await DriverHarness.start({
-    pools: [{ name: 'fast', size: '4Gi' }],
+    pools: [{ name: 'fast', size: '4Gi', extra: 'inline-max-size=512Mi' }],
     extraArgs: (root) => ['--target-root', path.join(root, 'pools')],
   });
   allowed = [h.kubeletDir, path.join(h.root, 'pools')];

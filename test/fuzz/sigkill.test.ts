@@ -115,7 +115,7 @@ async function converge(what: string, call: () => Promise<unknown>): Promise<voi
 }
 
 before(async () => {
-  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '2Gi' }] });
+  h = await DriverHarness.start({ pools: [{ name: 'fast', size: '2Gi', extra: 'inline-max-size=64Mi' }] });
   await fs.mkdir(path.join(h.kubeletDir, 'pods'), { recursive: true });
   capacityAtStart = await available(h);
   // Inline ephemeral volumes may be off unless the pool allows them; the campaign covers them when they are on.
