@@ -12,6 +12,7 @@ import type { PathLandscape } from './path-fixtures.js';
 import { nearValid } from './near-valid.js';
 import { methodPaths, RawWire, rawPayload } from './raw-wire.js';
 import { diff, foreignMounts, mountLines, treeSnapshot } from './sandbox-watch.js';
+import { listLoopDevices } from '../../src/sys/loop.js';
 
 /** A hang, not a speed goal: no call of this suite does enough work to need longer on any machine. */
 export const ANSWER_BOUND_MS = 10_000;
@@ -164,8 +165,10 @@ export class HostileRun {
     for (let n = 0; n < this.cfg.calls && this.hangs < MAX_HANGS; n++, this.index++) {
       const i = this.index;
       if (n === this.cfg.warmupCalls) await this.cfg.onWarm();
-      if (n > 0 && n % DRAIN_EVERY === 0) this.queueDrain();
+      if (n > 0 && n % DRAIN_EVERY === 0) this.queueDrain(i);
+      const draining = this.pending.length > 0;
       await this.one(i);
+      if (draining && this.pending.length === 0 && this.drainStartedAt !== undefined) await this.checkDrained(i);
       // The driver's log of thousands of calls is not needed once they passed.
       if (this.h.log.length > 4 * 2 ** 20) this.h.log = this.h.log.slice(-(2 ** 20));
       // A hung driver makes every later call hang too (one core, or a lock held): a few say all there is.
@@ -181,9 +184,29 @@ export class HostileRun {
   }
 
   private drainedUpTo = 0;
+  private drainStartedAt: number | undefined;
+  private lastDrainEnd = 0;
+
+  /**
+   * After a drain only the kept volumes may hold loop devices, images and records: anything
+   * else is a leak of one of the calls since the previous drain, which names the window.
+   */
+  private async checkDrained(i: number): Promise<void> {
+    const keep = this.cfg.keep.map((k) => k.id);
+    const mine = (file: string) => keep.some((id) => path.basename(file).startsWith(id + '.'));
+    const loops = (await listLoopDevices()).filter((d) => d.backingFile.startsWith(this.h.root + '/') && !mine(d.backingFile));
+    const files = (await this.h.poolFiles()).filter((f) => !mine(f));
+    if (loops.length + files.length > 0) {
+      this.fail(i, 'drain', 'nothing left after everything was taken down',
+        `calls #${this.lastDrainEnd}-#${this.drainStartedAt}: loop devices ${JSON.stringify(loops.map((d) => `${d.device} ${path.basename(d.backingFile)}`))}, pool files ${JSON.stringify(files)}`);
+    }
+    this.lastDrainEnd = i + 1;
+    this.drainStartedAt = undefined;
+  }
 
   /** Queues the teardown of everything placed and made since the last drain (see DRAIN_EVERY). */
-  private queueDrain(): void {
+  private queueDrain(i: number): void {
+    this.drainStartedAt = i;
     const keepIds = new Set(this.cfg.keep.map((k) => k.id));
     const kept = (p: Placement) => this.cfg.keep.some((k) => k.id === p.volumeId && k.paths.includes(p.path));
     const seen = new Set<string>();
@@ -320,8 +343,8 @@ export class HostileRun {
     const cap = req.volume_capability as { access_mode?: { mode?: string } | null } | undefined;
     const readOnly = req.readonly === true || cap?.access_mode?.mode === 'SINGLE_NODE_READER_ONLY';
     const trimmed = placed.replace(/(.)\/+$/, '$1');
-    // Through UTF-8 and back, as the path went to the kernel: a lone surrogate became U+FFFD there.
-    const real = Buffer.from(await fs.realpath(trimmed).catch(() => trimmed)).toString();
+    const seen = asTheDriverReadsIt(trimmed);
+    const real = Buffer.from(await fs.realpath(seen).catch(() => seen)).toString();
     const at = (await mountLines()).filter((m) => m.mountPoint === real);
     // A raw block stage mounts nothing; everything else mounts exactly one thing, never stacked on another.
     if (at.length > 1 || (at.length === 0 && call.rpc === 'NodePublishVolume')) {
@@ -348,6 +371,15 @@ export class HostileRun {
       this.mountBase = mounts;
     }
   }
+}
+
+/**
+ * A string as the driver decodes it: the client writes a lone surrogate as three bytes that
+ * are not UTF-8, and the server reads each as U+FFFD (a Go client, like kubelet, cannot send
+ * one at all).
+ */
+function asTheDriverReadsIt(s: string): string {
+  return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd\ufffd\ufffd');
 }
 
 const MULTI_NODE = /^MULTI_NODE_/;
