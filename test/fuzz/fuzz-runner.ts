@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { CsiClient, grpcCode } from '../../src/csi/client.js';
+import type * as csi from '../../src/csi/types.js';
 import type { DriverHarness } from '../helpers/driver-harness.js';
 import { FuzzRandom } from './fuzz-random.js';
 import { Lifecycles, type LifecycleCall, type LiveView } from './fuzz-lifecycle.js';
@@ -149,6 +150,29 @@ export class HostileRun {
       calls.push(
         mk('NodePublishVolume', inline, (c, o) => c.nodePublishVolume(inline, o)),
         mk('NodeUnpublishVolume', inlineOff, (c, o) => c.nodeUnpublishVolume(inlineOff, o)),
+      );
+    }
+    // Conflicts with what is already there, at the anchors' own paths: a second stage read-only
+    // over a read-write one, read-only publishes with `rw`, and a capability that is both kinds.
+    for (const a of anchors) {
+      const readOnlyMode: csi.VolumeCapability = { ...a.cap, access_mode: { mode: 'SINGLE_NODE_READER_ONLY' } };
+      const both: csi.VolumeCapability = { block: {}, mount: { fs_type: 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
+      const restageRo = { volume_id: a.id, staging_target_path: a.staging, volume_capability: readOnlyMode };
+      const restageBoth = { volume_id: a.id, staging_target_path: a.staging, volume_capability: both };
+      calls.push(
+        mk('NodeStageVolume', restageRo, (c, o) => c.nodeStageVolume(restageRo, o)),
+        mk('NodeStageVolume', restageBoth, (c, o) => c.nodeStageVolume(restageBoth, o)),
+      );
+      if (a.block) continue;
+      const rwFlag: csi.VolumeCapability = { ...a.cap, mount: { fs_type: 'ext4', mount_flags: ['rw'] } };
+      const target = this.h.targetPath('sweep-ro');
+      const pubRo = { volume_id: a.id, staging_target_path: a.staging, target_path: target, volume_capability: rwFlag, readonly: true };
+      const pubOverRw = { volume_id: a.id, staging_target_path: a.staging, target_path: a.target, volume_capability: a.cap, readonly: true };
+      const unpub = { volume_id: a.id, target_path: target };
+      calls.push(
+        mk('NodePublishVolume', pubRo, (c, o) => c.nodePublishVolume(pubRo, o)),
+        mk('NodePublishVolume', pubOverRw, (c, o) => c.nodePublishVolume(pubOverRw, o)),
+        mk('NodeUnpublishVolume', unpub, (c, o) => c.nodeUnpublishVolume(unpub, o)),
       );
     }
     this.sentinelBase = await treeSnapshot(this.land.sentinel);

@@ -32,6 +32,10 @@ export async function plantLandscape(root: string, kubelet: string, poolDirs: re
   await fs.mkdir(path.join(kubelet, 'plugins', 'staging'), { recursive: true });
   await fs.writeFile(path.join(fz, 'a-file'), 'a file where a directory is expected');
   await fs.writeFile(path.join(fz, 'empty-file'), '');
+  // A directory with someone else's content: a publish there hides it, and the unpublish must
+  // still end the publication (or the publish must be refused).
+  await fs.mkdir(path.join(fz, 'non-empty', 'sub'), { recursive: true });
+  await fs.writeFile(path.join(fz, 'non-empty', 'sub', 'theirs'), 'not the driver\'s');
   const link = async (name: string, to: string) => { await fs.symlink(to, path.join(fz, name)); return path.join(fz, name); };
   const relToSentinel = path.relative(fz, sentinel);
   const links = [
@@ -59,6 +63,7 @@ export async function plantLandscape(root: string, kubelet: string, poolDirs: re
     path.join(fz, 'a-file', 'child'),
     path.join(fz, 'empty-file', 'x', 'y'),
     path.join(fz, 'plain'),
+    path.join(fz, 'non-empty'),
     kubelet,
     path.join(fz, 'n'.repeat(256)),
     path.join(fz, 'n'.repeat(255)),
