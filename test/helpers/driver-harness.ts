@@ -29,7 +29,8 @@ export interface PoolSpec {
 export interface HarnessOptions {
   nodeId?: string;
   pools?: PoolSpec[];
-  extraArgs?: string[];
+  /** Extra driver flags; a function gets the harness's root, for flags that name paths inside it. */
+  extraArgs?: string[] | ((root: string) => string[]);
 }
 
 export class DriverHarness {
@@ -77,7 +78,8 @@ export class DriverHarness {
       if (p.extra) spec += `,${p.extra}`;
       args.push('--pool', spec);
     }
-    return [...args, ...(this.opts.extraArgs ?? [])];
+    const extra = this.opts.extraArgs;
+    return [...args, ...(typeof extra === 'function' ? extra(this.root) : extra ?? [])];
   }
 
   /** Starts the process (with extra environment, e.g. LODE_FAILPOINT) and waits until Probe says ready. */
