@@ -2,7 +2,7 @@
 import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../pool/quarantine.js';
 import { PoolFullError } from '../pool/volume-catalog.js';
-import { PathRefused } from '../sys/beneath.js';
+import { NotEmpty, PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
 
 /** An error whose gRPC status code is decided where it is raised. */
@@ -30,6 +30,7 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof PoolFullError) return { code: status.RESOURCE_EXHAUSTED, details: err.message };
   // A stage or publish path that cannot be used beneath its root is always the caller's path.
   if (err instanceof PathRefused) return { code: status.INVALID_ARGUMENT, details: err.message };
+  if (err instanceof NotEmpty) return { code: status.FAILED_PRECONDITION, details: err.message };
   // The node's state is at fault, not the call: it succeeds once an operator repairs the record.
   if (err instanceof VolumeQuarantinedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   if (err instanceof ExecError) {

@@ -8,7 +8,7 @@ import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
 import { requireInlineAllowed } from './inline-policy.js';
-import { ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
+import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
@@ -34,7 +34,7 @@ export async function publishInline(
       if (pub && pub.targetPath !== target) throw failedPrecondition(`inline volume ${id} is published at ${pub.targetPath}`);
       const m = mountAt(mounts, target);
       if (m) {
-        if (readOnlyMount(m) !== readOnly) throw alreadyExists(`inline volume ${id} is published ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
+        if (readOnlyMount(m) !== endsReadOnly(readOnly, cap.mountFlags)) throw alreadyExists(`inline volume ${id} is published ${readOnlyMount(m) ? 'read-only' : 'read-write'}`);
         return {};
       }
       // Mount lost (a reboot): mount the existing filesystem again.

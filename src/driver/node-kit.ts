@@ -31,6 +31,11 @@ export function mountOptions(readOnly: boolean, flags: readonly string[]): strin
   return readOnly ? [...flags.filter((f) => f !== 'rw'), 'ro'] : ['rw', ...flags];
 }
 
+/** Whether a mount made with `mountOptions(readOnly, flags)` comes out read-only: the last of "ro" and "rw" wins. */
+export function endsReadOnly(readOnly: boolean, flags: readonly string[]): boolean {
+  return mountOptions(readOnly, flags).filter((o) => o === 'ro' || o === 'rw').pop() === 'ro';
+}
+
 /**
  * Runs a mount that carries the caller's mount flags. mount(8) exits 32 when the kernel refuses
  * the mount, and with flags the caller chose, those are what the filesystem refused (a flag it

@@ -4,10 +4,11 @@ import type { Publication } from '../pool/volume-record.js';
 import { bindMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
+import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { publishInline } from './node-inline.js';
-import { ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
+import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
 import { EPHEMERAL_KEY } from './parameters.js';
 import { isInside, requireVolumeId } from './validate.js';
 
@@ -38,7 +39,8 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
       if (!known && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
       // A read-only raw block publication is a read-write bind of a read-only device, so the record says which it is.
       const publishedReadOnly = r.accessType === 'block' && known ? known.readOnly : readOnlyMount(m);
-      if (publishedReadOnly !== readOnly) throw alreadyExists(`volume ${id} is published at ${target} ${publishedReadOnly ? 'read-only' : 'read-write'}`);
+      const wanted = r.accessType === 'block' ? readOnly : endsReadOnly(readOnly, cap.mountFlags);
+      if (publishedReadOnly !== wanted) throw alreadyExists(`volume ${id} is published at ${target} ${publishedReadOnly ? 'read-only' : 'read-write'}`);
       if (!known) {
         r.publications.push({ targetPath: target, readOnly });
         await kit.catalog.save(r, false);
@@ -115,9 +117,9 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
         failpoint('unpublish:unmounted');
       }
       await kit.refuseNesting(target, mounts);
-      if (entry.removeIfEmpty() === 'kept' && entry.stat()?.isDirectory()) {
-        throw failedPrecondition(`cannot remove ${target}: the directory is not empty (something was written there while it was not mounted)`);
-      }
+      // Publish refuses a directory with content, so what is in it now was written after the
+      // unmount, by someone else: it stays, and the volume is unpublished all the same.
+      if (entry.removeIfEmpty() === 'kept') log('warn', 'target kept after unpublish: something was written into it while unmounted', { id, target });
       if (pub?.device) await pool.detachDevice(pub.device);
       if (r.ephemeral) {
         // Only unpublishing its own target ends an inline volume: a call naming another path

@@ -10,7 +10,7 @@ import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
-import { ensureReadOnly, mountOptions, sameFlags, withCallerFlags, type NodeKit } from './node-kit.js';
+import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, sameFlags, withCallerFlags, type NodeKit } from './node-kit.js';
 import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
@@ -44,6 +44,9 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     if (occupied) {
       const own = await pool.device(r);
       if (own === undefined || occupied.devId !== (await deviceNumber(own))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+      if (readOnlyMount(occupied) !== endsReadOnly(isReadOnlyMode(cap.mode), cap.mountFlags)) {
+        throw alreadyExists(`volume ${id} is staged at ${staging} ${readOnlyMount(occupied) ? 'read-only' : 'read-write'}; unstage it to stage it otherwise`);
+      }
     } else {
       await kit.refuseNesting(staging, mounts);
     }
@@ -55,7 +58,8 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     let madeDir = false;
     let mounted = occupied !== undefined;
     try {
-      madeDir = dir.makeDirectory();
+      // A staging mount already there is this volume's (checked above): its root is no directory to make.
+      if (!mounted) madeDir = dir.makeDirectory();
       const device = await pool.attach(r);
       failpoint('stage:attached');
       // Whether the record must reach the disk before we answer: "formatted" must, or a

@@ -1,5 +1,5 @@
 // Resolving and creating paths beneath a root directory one component at a time through open directory handles, so no symlink can lead out of it.
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 
 /**
@@ -11,6 +11,14 @@ const DIR_FLAGS = O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** The kernel's own limits: one name, and the number of links a lookup may follow (MAXSYMLINKS). */
 const NAME_MAX = 255;
 const MAX_LINKS = 40;
+
+/** A directory that holds something of someone else's, where an empty one is needed: the node's state, not the path's form. */
+export class NotEmpty extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotEmpty';
+  }
+}
 
 /** Why a path cannot be used beneath its root; always the caller's path, never the node's fault. */
 export class PathRefused extends Error {
@@ -58,7 +66,11 @@ export class AnchoredPath {
     }
   }
 
-  /** Makes the entry a directory unless it is one; true when this call made it. */
+  /**
+   * Makes the entry a directory unless it is an empty one; true when this call made it. A
+   * directory with something in it is refused: a mount would hide what is there, and the
+   * directory could not be removed again at unmount.
+   */
   makeDirectory(): boolean {
     try {
       mkdirSync(this.ref, 0o750);
@@ -67,6 +79,7 @@ export class AnchoredPath {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     if (!this.stat()?.isDirectory()) throw new PathRefused(`${this.path} exists and is not a directory`);
+    if (readdirSync(this.ref).length > 0) throw new NotEmpty(`${this.path} is a directory with something in it; a mount there would hide it`);
     return false;
   }
 

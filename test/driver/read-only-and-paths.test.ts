@@ -89,3 +89,46 @@ test('two volumes staged, or published, at one path at the same time: one wins, 
   await h.client.deleteVolume({ volume_id: a.id });
   await h.client.deleteVolume({ volume_id: b.id });
 });
+
+test('staging again read-only over a read-write staging is ALREADY_EXISTS; an identical retry with the flag ro is not', async () => {
+  const v = await createVolume(h, 'restage-ro', 16 * MiB);
+  const staging = h.stagingPath('restage-ro');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
+  await expectCode(h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap('ext4', 'SINGLE_NODE_READER_ONLY') }),
+    status.ALREADY_EXISTS, 'reader-only stage over a writable staging');
+  assert.equal(await writable(staging), true, 'the staging mount is left as it was');
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  const roFlag = fsCap('ext4', 'SINGLE_NODE_WRITER', ['ro']);
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: roFlag });
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: roFlag });
+  const target = h.targetPath('restage-ro');
+  const publish = () => h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: roFlag });
+  await publish();
+  await publish(); // a retry of a publication that is read-only through its flags is the same publication
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  await h.client.deleteVolume({ volume_id: v.id });
+});
+
+test('a target directory with content is not published over, and one written to while unmounted is kept at unpublish, which still succeeds', async () => {
+  const v = await createVolume(h, 'full-target', 16 * MiB);
+  const staging = h.stagingPath('full-target');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
+  const target = h.targetPath('full-target');
+  await fs.mkdir(target, { recursive: true });
+  await fs.writeFile(path.join(target, 'theirs'), 'not lode\'s');
+  await expectCode(h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: fsCap() }),
+    status.FAILED_PRECONDITION, 'publish over a directory with content');
+  assert.deepEqual(await mountsAt(target), []);
+  await fs.rm(path.join(target, 'theirs'));
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: target, volume_capability: fsCap() });
+  // Someone takes the mount down behind the driver's back and writes into the directory.
+  await fs.writeFile(path.join(target, 'in-volume'), 'x');
+  const { run } = await import('../../src/sys/exec.js');
+  await run('umount', [target]);
+  await fs.writeFile(path.join(target, 'stray'), 'x');
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: target });
+  assert.equal(await fs.readFile(path.join(target, 'stray'), 'utf8'), 'x', 'what is not the driver\'s stays');
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  await h.client.deleteVolume({ volume_id: v.id });
+});
