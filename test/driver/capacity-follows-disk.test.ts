@@ -2,14 +2,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { request } from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { sampleValue, parseExposition } from '../metrics/prom-text.js';
-import { createVolume, expectCode, MiB, status, volumeRequest } from './support.js';
+import { createVolume, expectCode, httpGet, metricsPort, MiB, status, volumeRequest } from './support.js';
 
 // A small ext4 filesystem of the test's own, so every figure is exact and the host's disk is never filled.
 const FS_BYTES = 256 * MiB;
@@ -97,15 +96,9 @@ test('an unsized pool offers its filesystem\'s free space minus its reserve, and
   assert.equal(await available(h, 'pct'), await expectedAvailable(tenPercent));
 });
 
-function scrapeAvailable(port: number, pool: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve(sampleValue(parseExposition(body), METRIC_NAMES.poolAvailable, { pool, backend: 'loop' })));
-    }).on('error', reject).end();
-  });
+async function scrapeAvailable(port: number, pool: string): Promise<number> {
+  const { body } = await httpGet(port, '/metrics');
+  return sampleValue(parseExposition(body), METRIC_NAMES.poolAvailable, { pool, backend: 'loop' });
 }
 
 test('metrics follow other writers too: the timer re-reads free space with no CSI call at all', async (t) => {
@@ -114,12 +107,7 @@ test('metrics follow other writers too: the timer re-reads free space with no CS
     extraArgs: ['--metrics-address', '127.0.0.1:0', '--capacity-refresh', '1'],
   });
   t.after(() => h.cleanup());
-  let port = 0;
-  for (let i = 0; i < 200 && port === 0; i++) {
-    const line = h.log.split('\n').find((l) => l.includes('metrics and health endpoint listening'));
-    if (line) port = (JSON.parse(line) as { port: number }).port;
-    else await new Promise((r) => setTimeout(r, 50));
-  }
+  const port = await metricsPort(h);
   const start = await scrapeAvailable(port, 'timed');
   assert.equal(start, await expectedAvailable(tenPercent));
   const file = await writeOutside('timer.bin', 48 * MiB);

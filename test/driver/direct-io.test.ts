@@ -5,23 +5,14 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { run } from '../../src/sys/exec.js';
-import { createVolume, fsCap, MiB, mountAt } from './support.js';
+import { createVolume, fsCap, httpGet, metricsPort, MiB, mountAt } from './support.js';
 
 function dio(device: string): string {
   return readFileSync(path.join('/sys/block', path.basename(device), 'loop', 'dio'), 'utf8').trim();
 }
 
-async function metrics(port: number): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  return res.text();
-}
-
-function metricsPort(h: DriverHarness): number {
-  // The log spans restarts: the last start's port is the live one.
-  const ports = [...h.log.matchAll(/"msg":"metrics and health endpoint listening"[^\n]*"port":(\d+)/g)].map((m) => Number(m[1]));
-  const port = ports[ports.length - 1];
-  assert.ok(port !== undefined, 'the driver logged its metrics port');
-  return port;
+async function metricsText(h: DriverHarness, since = 0): Promise<string> {
+  return (await httpGet(await metricsPort(h, since), '/metrics')).body;
 }
 
 async function stagedDevice(h: DriverHarness, name: string): Promise<string> {
@@ -42,7 +33,7 @@ test('pools run their loop devices with direct I/O unless direct-io=off', async 
     const staging = h.stagingPath('dio-slow');
     await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
     assert.equal(dio((await mountAt(staging)).source), '0', 'direct-io=off attaches buffered');
-    const text = await metrics(metricsPort(h));
+    const text = await metricsText(h);
     assert.match(text, /lode_pool_info\{[^}]*pool="fast"[^}]*data_path="direct-io"[^}]*\} 1/);
     assert.match(text, /lode_pool_info\{[^}]*pool="slow"[^}]*data_path="buffered"[^}]*\} 1/);
   } finally {
@@ -56,10 +47,11 @@ test('a pool on a filesystem without direct I/O still attaches, buffered, and sa
   await h.stop();
   await run('mount', ['-t', 'ramfs', 'lode-test-ramfs', h.poolDir('fast')]);
   try {
+    const since = h.log.length;
     await h.startProcess();
     for (const name of ['ram-a', 'ram-b']) assert.equal(dio(await stagedDevice(h, name)), '0');
     assert.equal(h.log.split('\n').filter((l) => l.includes('refused direct I/O')).length, 1, 'the fallback is logged once per pool');
-    assert.match(await metrics(metricsPort(h)), /lode_pool_info\{[^}]*pool="fast"[^}]*data_path="buffered-fallback"[^}]*\} 1/);
+    assert.match(await metricsText(h, since), /lode_pool_info\{[^}]*pool="fast"[^}]*data_path="buffered-fallback"[^}]*\} 1/);
   } finally {
     await h.cleanup();
   }

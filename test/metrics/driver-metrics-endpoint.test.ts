@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
-import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,35 +11,11 @@ import { grpcCode } from '../../src/csi/client.js';
 import { DriverHarness, LODE_CLI, MiB } from '../helpers/driver-harness.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
+import { httpGet, metricsPort } from '../driver/support.js';
 import { findSamples, parseExposition, sampleValue, type Sample } from './prom-text.js';
 
 const POOL_BYTES = 256 * MiB;
 const EXT4: VolumeCapability = { mount: { fs_type: 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
-
-function httpGet(port: number, urlPath: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path: urlPath }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject).end();
-  });
-}
-
-/** The port the driver bound for "127.0.0.1:0", from its JSON log line. */
-async function metricsPort(h: DriverHarness): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    for (const line of h.log.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { msg?: string; port?: unknown };
-      if (entry.msg === 'metrics and health endpoint listening' && typeof entry.port === 'number') return entry.port;
-    }
-    if (Date.now() > deadline) throw new Error(`driver never logged its metrics port: ${h.log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function scrape(port: number): Promise<Sample[]> {
   const r = await httpGet(port, '/metrics');
