@@ -37,7 +37,7 @@ RUN apt-get update \
  && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
 WORKDIR /app
 ENV NODE_ENV=production
-# The driver's V8 memory flags (src/cli/driver-runtime.ts DRIVER_NODE_FLAGS; a test keeps the
+# The driver's V8 memory flags (src/util/driver-node-flags.ts DRIVER_NODE_FLAGS; a test keeps the
 # two equal). In the environment rather than on the entrypoint's command line, so they hold
 # for every node process in the container, whatever command starts it.
 ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=256"

@@ -1,10 +1,9 @@
-// `lode driver`: parses flags, checks the machine can serve loop volumes, runs until SIGTERM/SIGINT.
+// `lode driver`: parses flags, starts the driver and its metrics endpoint, runs until SIGTERM/SIGINT.
 import { readFileSync } from 'node:fs';
 import { readinessProblem, readinessWarnings } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
-import { loopSupported } from '../sys/loop.js';
 import { log, setLogLevel } from '../util/log.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
 
@@ -31,11 +30,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
   }
   setLogLevel(flags.logLevel);
   if (process.getuid?.() !== 0) {
-    process.stderr.write('lode driver: must run as root (it attaches loop devices and mounts filesystems)\n');
-    return 1;
-  }
-  if (!(await loopSupported())) {
-    process.stderr.write('lode driver: this kernel has no loop device support (/dev/loop-control is missing; try "modprobe loop")\n');
+    process.stderr.write('lode driver: must run as root (it attaches devices and mounts filesystems)\n');
     return 1;
   }
   const config = flags.config;

@@ -1,13 +1,11 @@
 // The CSI Identity service: who this plugin is, what it can do, and whether it is ready.
 import type * as csi from '../csi/types.js';
 import { describeQuarantine } from '../pool/quarantine.js';
-import { loopSupported } from '../sys/loop.js';
 import type { DriverContext } from './context.js';
 import { failedPrecondition } from './errors.js';
 
 /** Why the driver cannot serve volumes right now, or undefined when it can. */
 export async function readinessProblem(ctx: DriverContext): Promise<string | undefined> {
-  if (!(await loopSupported())) return 'loop devices are not available (/dev/loop-control is missing)';
   for (const name of ctx.catalog.poolNames()) {
     const problem = await ctx.catalog.pool(name).healthy();
     if (problem !== undefined) return problem;

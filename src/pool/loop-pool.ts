@@ -1,14 +1,16 @@
 // The loop-image backend: each volume is a preallocated image file in the pool directory, attached to a loop device.
 import { accessSync, promises as fs, constants as fsConstants, statSync } from 'node:fs';
 import * as path from 'node:path';
-import type { PoolStats } from '../driver/observer.js';
+import type { PoolStats } from './pool-stats.js';
 import { ExecError, run } from '../sys/exec.js';
-import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
+import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
 import type { Pool, PoolConfig, UnrecordedImage } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export const IMAGE_SUFFIX = '.img';
+
+const NO_LOOP = 'this kernel has no loop device support (/dev/loop-control is missing; try "modprobe loop")';
 
 /** The folder inside a pool directory that holds images and their records. */
 export function volumesDir(poolDir: string): string {
@@ -54,6 +56,8 @@ export class LoopPool implements Pool {
   }
 
   async open(records: VolumeRecord[]): Promise<UnrecordedImage[]> {
+    // The backend's own prerequisite, so the driver and the CLI need not know of loop devices.
+    if (!(await loopSupported())) throw new Error(`pool ${this.config.name}: ${NO_LOOP}`);
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     // An image whose id is not among `records` is never removed here: a create records its
     // volume before making the image and a delete removes the record last, so no step of
@@ -250,6 +254,7 @@ export class LoopPool implements Pool {
   }
 
   async healthy(): Promise<string | undefined> {
+    if (!(await loopSupported())) return `pool ${this.config.name}: ${NO_LOOP}`;
     try {
       await fs.access(this.dir, fsConstants.W_OK);
       await fs.statfs(this.dir);

@@ -1,5 +1,5 @@
 // The storage-pool interface every backend implements, and the configuration of one pool.
-import type { PoolStats } from '../driver/observer.js';
+import type { PoolStats } from './pool-stats.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export interface PoolConfig {

@@ -1,6 +1,6 @@
 // Every volume on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
 import { promises as fs } from 'node:fs';
-import type { PoolStats, PoolStatsSource } from '../driver/observer.js';
+import type { PoolStats, PoolStatsSource } from './pool-stats.js';
 import { unmountIfMounted } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';

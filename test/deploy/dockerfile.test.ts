@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from './render.js';
-import { DRIVER_NODE_FLAGS } from '../../src/cli/driver-runtime.js';
+import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
 
 const text = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
 const dockerfile = DockerfileParser.parse(text);

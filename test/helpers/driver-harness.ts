@@ -8,7 +8,7 @@ import { CsiClient } from '../../src/csi/client.js';
 import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
-import { DRIVER_NODE_FLAGS } from '../../src/cli/driver-runtime.js';
+import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 
 type AccessMode = NonNullable<NonNullable<VolumeCapability['access_mode']>['mode']>;

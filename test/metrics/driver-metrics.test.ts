@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { register as globalRegistry } from 'prom-client';
 import { DriverMetrics, METRIC_NAMES, shortMethodName } from '../../src/metrics/driver-metrics.js';
-import type { PoolStats, PoolStatsSource } from '../../src/driver/observer.js';
+import type { PoolStats, PoolStatsSource } from '../../src/pool/pool-stats.js';
 import { findSamples, parseExposition, sampleValue } from './prom-text.js';
 
 const GiB = 1024 ** 3;

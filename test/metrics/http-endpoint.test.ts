@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { DriverMetrics, METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
 import { startHttpEndpoint, type HealthReport } from '../../src/metrics/http-endpoint.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
-import type { PoolStats } from '../../src/driver/observer.js';
+import type { PoolStats } from '../../src/pool/pool-stats.js';
 import { parseExposition, sampleValue } from './prom-text.js';
 
 const pool: PoolStats = {

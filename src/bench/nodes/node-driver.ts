@@ -4,7 +4,7 @@ import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../csi/client.js';
-import { DRIVER_NODE_FLAGS } from '../../cli/driver-runtime.js';
+import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));

@@ -1,0 +1,20 @@
+// What a pool reports of itself for capacity answers and metrics: figures from memory, never a disk scan.
+
+/** Figures of one pool at this instant, all in bytes except `volumes`. */
+export interface PoolStats {
+  name: string;
+  backend: string;
+  capacityBytes: number;
+  allocatedBytes: number;
+  availableBytes: number;
+  volumes: number;
+  /** Volumes found unaccounted for at start-up: not served, not deleted, their bytes in `allocatedBytes`. */
+  quarantinedVolumes: number;
+  /** How volume data reaches the disk, e.g. "direct-io", "buffered", "buffered-fallback" (direct I/O asked, refused). */
+  dataPath: string;
+}
+
+/** Anything that can report its pools' figures without touching the disk. */
+export interface PoolStatsSource {
+  poolStats(): PoolStats[];
+}
