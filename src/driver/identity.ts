@@ -33,7 +33,8 @@ export function identityService(ctx: DriverContext) {
     GetPluginInfo: async (): Promise<csi.GetPluginInfoResponse> => ({
       name: ctx.config.driverName,
       vendor_version: ctx.config.vendorVersion,
-      manifest: { backend: 'loop', pools: ctx.catalog.poolNames().join(',') },
+      // Which backends serve this node's pools, as the pools' own configuration says.
+      manifest: { backend: [...new Set(ctx.config.pools.map((p) => p.backend))].join(','), pools: ctx.catalog.poolNames().join(',') },
     }),
     GetPluginCapabilities: async (): Promise<csi.GetPluginCapabilitiesResponse> => ({
       capabilities: [

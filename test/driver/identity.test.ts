@@ -19,6 +19,7 @@ test('GetPluginInfo: the default driver name, a valid CSI name, and the package 
   assert.ok(info.name.length <= 63);
   assert.match(info.name, /^[a-zA-Z][A-Za-z0-9.\-_]{0,61}[a-zA-Z]$/);
   assert.equal(info.vendor_version, PACKAGE_VERSION);
+  assert.deepEqual(info.manifest, { backend: 'loop', pools: 'fast' }, 'the manifest names the pools and the backends behind them');
 });
 
 test('GetPluginCapabilities: controller service, topology constraints and online expansion, nothing unknown', async () => {
