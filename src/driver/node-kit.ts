@@ -8,7 +8,6 @@ import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
-import { backingFileOf } from '../sys/loop.js';
 import { findMount, unmountRef, type MountEntry } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import type { DriverContext } from './context.js';
@@ -168,13 +167,16 @@ export class NodeKit {
   async refuseNesting(p: string, mounts: readonly MountEntry[]): Promise<void> {
     for (const e of mounts) {
       if (isInside(e.mountPoint, p)) throw failedPrecondition(`${e.mountPoint} is mounted below ${p}; mounting there would hide it`);
-      if (isInside(p, e.mountPoint) && /^\/dev\/loop\d+$/.test(e.source)) {
-        const backing = await backingFileOf(e.source);
-        if (backing !== undefined && this.catalog.poolDirs().some((dir) => isInside(backing, dir))) {
-          throw failedPrecondition(`${p} lies inside ${e.mountPoint}, a Lode volume; mounting there would write into it`);
-        }
+      if (isInside(p, e.mountPoint) && (await this.isLodeVolume(e.source))) {
+        throw failedPrecondition(`${p} lies inside ${e.mountPoint}, a Lode volume; mounting there would write into it`);
       }
     }
+  }
+
+  /** Whether a mount's source is the storage of a volume in one of this node's pools (each backend knows its own). */
+  private async isLodeVolume(source: string): Promise<boolean> {
+    for (const name of this.catalog.poolNames()) if (await this.catalog.pool(name).holdsSource(source)) return true;
+    return false;
   }
 
   /** A ready volume of this node, or NOT_FOUND. */

@@ -31,7 +31,7 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
   } catch (err) {
     throw notFound(`volume path ${volumePath}: ${(err as Error).message}`);
   }
-  if (!problem && m && m.source.startsWith('/dev/loop')) {
+  if (!problem && m && m.source.startsWith('/dev/')) {
     const errors = await filesystemErrorCount(m.source);
     if (errors > 0) problem = `the filesystem reported ${errors} error(s); check the kernel log and run fsck`;
   }

@@ -3,7 +3,7 @@ import { accessSync, promises as fs, constants as fsConstants, statSync } from '
 import * as path from 'node:path';
 import type { PoolStats } from './pool-stats.js';
 import { ExecError, run } from '../sys/exec.js';
-import { attachNewLoop, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
+import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
 import { log } from '../util/log.js';
 import type { Pool, PoolConfig, UnrecordedImage } from './pool.js';
 import type { VolumeRecord } from './volume-record.js';
@@ -251,6 +251,12 @@ export class LoopPool implements Pool {
       return `backing image ${image} is missing`;
     }
     return undefined;
+  }
+
+  async holdsSource(source: string): Promise<boolean> {
+    if (!/^\/dev\/loop\d+$/.test(source)) return false;
+    const backing = await backingFileOf(source);
+    return backing !== undefined && path.dirname(backing) === this.dir;
   }
 
   async healthy(): Promise<string | undefined> {

@@ -68,6 +68,8 @@ export interface Pool {
   refreshDevice(record: VolumeRecord): Promise<void>;
   /** Why the backing storage is unusable, or undefined when it is fine. */
   problem(record: VolumeRecord): Promise<string | undefined>;
+  /** Whether a mount's source (as the mount table names it) is one of this pool's volumes. */
+  holdsSource(source: string): Promise<boolean>;
   /** Whether the pool directory is usable right now (for Probe). */
   healthy(): Promise<string | undefined>;
 }
