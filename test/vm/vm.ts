@@ -1,0 +1,246 @@
+// Boots a throw-away VM with Debian's kernel (software emulation), the host root shared read-only over
+// 9p and tmpfs for /tmp and /run, runs node:test files inside it and brings their results back.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { GuestTestResult } from './guest-reporter.js';
+import { GUEST_JOB_SCRIPT, HOST_ROOT_TAG, JOB_TAG, BOOT_FAILED_MARKER, buildInitramfs } from './initramfs.js';
+import { MARK, jobScript } from './guest-job.js';
+import type { VmHost } from './prerequisites.js';
+
+export interface GuestFileResult {
+  /** The path as given. */
+  file: string;
+  /** node --test's exit code in the guest; undefined when the file did not finish. */
+  exitCode?: number;
+  tests: GuestTestResult[];
+  /** Why the file's result is incomplete (did not finish, no results written), if it is. */
+  problem?: string;
+  /** What the guest printed on the console while this file ran. */
+  console: string;
+  durationMs: number;
+}
+
+export interface VmRun {
+  files: GuestFileResult[];
+  /** From starting qemu to the guest's job script running. */
+  bootMs: number;
+  console: string;
+}
+
+export interface VmOptions {
+  host: VmHost;
+  memoryMiB?: number;
+  cpus?: number;
+  bootTimeoutMs?: number;
+  /** Each file's bound inside the guest; the host adds a margin and then gives up on the VM. */
+  fileTimeoutMs?: number;
+  /** Loaded in the guest before the tests; built-in ones are fine to name. */
+  modules?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  /** The guest's working directory (the host's, seen through the read-only share). */
+  cwd?: string;
+  /** Receives the guest console as it arrives. */
+  onConsole?: (text: string) => void;
+}
+
+/** The VM did not reach the job script: the message says why, with qemu's and the console's last words. */
+export class VmBootError extends Error {
+  override name = 'VmBootError';
+}
+
+export const DEFAULT_GUEST_MODULES = ['loop', 'ext4', 'xfs', 'btrfs', 'dm_mod', 'dm_thin_pool', 'dm_snapshot', 'quota_v2'];
+
+const TAIL = 4000;
+const KEEP_CONSOLE = 2_000_000;
+
+function tail(s: string, n = TAIL): string {
+  return s.length > n ? `...${s.slice(-n)}` : s;
+}
+
+const reporterPath = fileURLToPath(new URL('./guest-reporter.js', import.meta.url));
+
+export function qemuArgs(host: VmHost, initrd: string, shareDir: string, memoryMiB: number, cpus: number): string[] {
+  return [
+    '-accel', 'tcg',
+    '-cpu', 'max',
+    '-m', String(memoryMiB),
+    '-smp', String(cpus),
+    '-nodefaults', '-nographic', '-no-reboot',
+    '-serial', 'stdio',
+    '-kernel', host.kernel,
+    '-initrd', initrd,
+    // loglevel=3 keeps the kernel's error chatter (a loop device on tmpfs refusing WRITE_ZEROES) off the
+    // console but lets panics through.
+    '-append', 'console=ttyS0 panic=-1 loglevel=3',
+    '-virtfs', `local,path=/,mount_tag=${HOST_ROOT_TAG},security_model=none,readonly=on,multidevs=remap`,
+    '-virtfs', `local,path=${shareDir},mount_tag=${JOB_TAG},security_model=none`,
+  ];
+}
+
+// Watches the console and the process; every wait has a deadline.
+class Qemu {
+  console = '';
+  stderr = '';
+  exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private waiters = new Set<() => void>();
+  private readonly killOnExit = (): void => { this.kill(); };
+
+  constructor(readonly proc: ChildProcess, onConsole?: (text: string) => void) {
+    proc.stdout?.setEncoding('utf8');
+    proc.stderr?.setEncoding('utf8');
+    proc.stdout?.on('data', (chunk: string) => {
+      this.console = (this.console + chunk).slice(-KEEP_CONSOLE);
+      onConsole?.(chunk);
+      this.wake();
+    });
+    proc.stderr?.on('data', (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-KEEP_CONSOLE);
+    });
+    proc.on('exit', (code, signal) => {
+      this.exited = { code, signal };
+      process.off('exit', this.killOnExit);
+      this.wake();
+    });
+    proc.on('error', (err) => {
+      this.stderr += `\n${err.message}`;
+      this.exited ??= { code: null, signal: null };
+      this.wake();
+    });
+    // A host test process that dies must not leave an emulator running behind it.
+    process.on('exit', this.killOnExit);
+  }
+
+  private wake(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** Resolves 'ok' once `ready()` holds, 'exited' if qemu is gone first, 'timeout' at the deadline. */
+  waitFor(ready: () => boolean, timeoutMs: number): Promise<'ok' | 'exited' | 'timeout'> {
+    return new Promise((resolve) => {
+      const check = (): void => {
+        let r: 'ok' | 'exited' | undefined;
+        if (ready()) r = 'ok';
+        else if (this.exited) r = 'exited';
+        if (r) finish(r);
+      };
+      const finish = (r: 'ok' | 'exited' | 'timeout'): void => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(r);
+      };
+      const timer = setTimeout(() => finish('timeout'), timeoutMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  kill(): void {
+    if (!this.exited) this.proc.kill('SIGKILL');
+  }
+
+  describeExit(): string {
+    if (!this.exited) return 'still running';
+    return this.exited.signal ? `killed by ${this.exited.signal}` : `exited with code ${this.exited.code}`;
+  }
+}
+
+function readResults(file: string): GuestTestResult[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as GuestTestResult);
+}
+
+/** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
+export async function runInVm(files: readonly string[], opts: VmOptions): Promise<VmRun> {
+  const memoryMiB = opts.memoryMiB ?? 1024;
+  const cpus = opts.cpus ?? 2;
+  const bootTimeoutMs = opts.bootTimeoutMs ?? 120_000;
+  const fileTimeoutMs = opts.fileTimeoutMs ?? 300_000;
+  const cwd = opts.cwd ?? process.cwd();
+  const absFiles = files.map((f) => path.resolve(cwd, f));
+
+  const shareDir = mkdtempSync(path.join(os.tmpdir(), 'lode-vm-'));
+  const resultsDir = path.join(shareDir, 'results');
+  const initrd = path.join(os.tmpdir(), `${path.basename(shareDir)}.initrd`);
+  let qemu: Qemu | undefined;
+  try {
+    writeFileSync(initrd, buildInitramfs(opts.host.busybox, opts.host.modulesDir));
+    mkdirSync(resultsDir);
+    writeFileSync(
+      path.join(shareDir, path.basename(GUEST_JOB_SCRIPT)),
+      jobScript({
+        files: absFiles,
+        cwd,
+        reporter: reporterPath,
+        modules: opts.modules ?? DEFAULT_GUEST_MODULES,
+        env: { LODE_VM_GUEST: '1', ...(process.env.CI ? { CI: process.env.CI } : {}), ...opts.env },
+        fileTimeoutSeconds: Math.ceil(fileTimeoutMs / 1000),
+      }),
+      { mode: 0o755 },
+    );
+
+    const started = Date.now();
+    const proc = spawn(opts.host.qemu, qemuArgs(opts.host, initrd, shareDir, memoryMiB, cpus), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const q = new Qemu(proc, opts.onConsole);
+    qemu = q;
+
+    const boot = await q.waitFor(() => q.console.includes(MARK.userspace) || q.console.includes(BOOT_FAILED_MARKER), bootTimeoutMs);
+    if (boot !== 'ok' || !q.console.includes(MARK.userspace)) {
+      const why =
+        boot === 'timeout' ? `did not reach the job script within ${bootTimeoutMs / 1000} s`
+        : boot === 'exited' ? `qemu ${q.describeExit()} before the job script ran`
+        : /@@lode-vm boot-failed: ([^@]*)@@/.exec(q.console)?.[1] ?? 'init failed';
+      throw new VmBootError(
+        `the test VM did not boot: ${why} (kernel ${opts.host.kernel})\n` +
+          `--- qemu stderr (tail) ---\n${tail(q.stderr.trim()) || '(empty)'}\n--- console (tail) ---\n${tail(q.console.trim()) || '(empty)'}`,
+      );
+    }
+    const bootMs = Date.now() - started;
+
+    const results: GuestFileResult[] = [];
+    let gaveUp: string | undefined;
+    for (const [i, file] of files.entries()) {
+      const t0 = Date.now();
+      const from = q.console.length;
+      const endRe = MARK.end(i);
+      const segment = (): string => {
+        const s = q.console.slice(from);
+        const start = s.indexOf(MARK.start(i));
+        const end = s.search(endRe);
+        return s.slice(start < 0 ? 0 : start + MARK.start(i).length, end < 0 ? undefined : end).trim();
+      };
+      if (gaveUp) {
+        results.push({ file, tests: [], problem: gaveUp, console: '', durationMs: 0 });
+        continue;
+      }
+      // The guest's own timeout fires first; the margin covers its kill grace and a slow start.
+      const r = await q.waitFor(() => endRe.test(q.console.slice(from)), fileTimeoutMs + 30_000);
+      const tests = readResults(path.join(resultsDir, `${i}.jsonl`));
+      const rc = endRe.exec(q.console.slice(from))?.[1];
+      let problem: string | undefined;
+      if (r !== 'ok') {
+        gaveUp = r === 'timeout'
+          ? `the VM stopped answering while ${file} ran (no end marker within ${(fileTimeoutMs + 30_000) / 1000} s); it was killed`
+          : `qemu ${q.describeExit()} while ${file} ran`;
+        problem = gaveUp;
+        gaveUp = `not run: ${gaveUp}`;
+        q.kill();
+      } else if (rc === '124' || rc === '137') {
+        problem = `${file} did not finish within ${fileTimeoutMs / 1000} s in the guest and was killed`;
+      }
+      results.push({ file, exitCode: rc === undefined ? undefined : Number(rc), tests, problem, console: segment(), durationMs: Date.now() - t0 });
+    }
+    if (!gaveUp && (await q.waitFor(() => false, 30_000)) === 'timeout') q.kill();
+    return { files: results, bootMs, console: q.console };
+  } finally {
+    qemu?.kill();
+    if (qemu && !qemu.exited) await qemu.waitFor(() => false, 10_000);
+    rmSync(shareDir, { recursive: true, force: true });
+    rmSync(initrd, { force: true });
+  }
+}
