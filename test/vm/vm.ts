@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { GuestTestResult } from './guest-reporter.js';
 import { GUEST_JOB_SCRIPT, HOST_ROOT_TAG, JOB_TAG, BOOT_FAILED_MARKER, buildInitramfs } from './initramfs.js';
 import { MARK, jobScript } from './guest-job.js';
-import type { VmHost } from './prerequisites.js';
+import { which, type VmHost } from './prerequisites.js';
 
 export interface GuestFileResult {
   /** The path as given. */
@@ -185,7 +185,13 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
     );
 
     const started = Date.now();
-    const proc = spawn(opts.host.qemu, qemuArgs(opts.host, initrd, shareDir, memoryMiB, cpus), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = qemuArgs(opts.host, initrd, shareDir, memoryMiB, cpus);
+    // A host test killed by a signal runs no exit handler; the parent-death signal still takes qemu
+    // down with it (setpriv execs qemu, so the pid is qemu's).
+    const setpriv = which('setpriv');
+    const proc = setpriv
+      ? spawn(setpriv, ['--pdeathsig', 'KILL', '--', opts.host.qemu, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(opts.host.qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const q = new Qemu(proc, opts.onConsole);
     qemu = q;
 
