@@ -27,7 +27,7 @@ const ddArgs = (file: string): string[] => ['if=/dev/zero', `of=${file}`, 'bs=1M
 test('ext4 quota,project mounted prjquota: a writer without CAP_SYS_RESOURCE stops at the 32 MiB project limit with EDQUOT', { skip: guestOnly }, async (t) => {
   const { mnt, dir } = await limitedDir(t);
   // quotaon -p answers in its exit code as well (non-zero when on); the text is what says which.
-  assert.match((await run('quotaon', ['-Pp', mnt])).stdout, /project quota on .* is on \(enforced\)/);
+  assert.match((await run('quotaon', ['-Ppv', mnt])).stdout, /project quota on .* is on \(enforced\)/);
   const file = path.join(dir, 'data');
   // What a container without CAP_SYS_RESOURCE is: root, but no longer allowed past limits.
   const r = await run('setpriv', ['--inh-caps=-sys_resource', '--bounding-set=-sys_resource', 'dd', ...ddArgs(file)]);
@@ -45,7 +45,8 @@ test('ext4 project limits do not stop a writer that holds CAP_SYS_RESOURCE: it p
   assert.equal((await stat(file)).size, 64 * MiB);
   // The usage is still accounted, above the limit: the quota is on, the writer is simply exempt.
   const report = await sh('repquota', ['-P', '-n', mnt]);
-  assert.match(report, new RegExp(`^#${PROJECT}\\s+\\+-\\s+(\\d+)\\s+0\\s+32768\\b`, 'm'), report);
+  const used = new RegExp(`^#${PROJECT}\\s+\\+-\\s+(\\d+)\\s+0\\s+32768\\b`, 'm').exec(report)?.[1];
+  assert.ok(used !== undefined && Number(used) >= 64 * 1024, `project ${PROJECT} must be over its 32 MiB hard limit by the 64 MiB written:\n${report}`);
 });
 
 test('ext4 without the project feature refuses a prjquota mount, so a pool on it can be told apart at start-up', { skip: guestOnly }, async (t) => {

@@ -1,5 +1,6 @@
 // Builds the VM's initramfs at test time: a static busybox, the kernel modules that reach the host root
 // over 9p, and an init that mounts it read-only and hands over to the job script on the writable share.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { cpioArchive, type CpioEntry } from './cpio.js';
@@ -38,10 +39,14 @@ export function moduleClosure(modulesDir: string, names: readonly string[]): str
     // Absent from modules.dep means built into this kernel: nothing to load.
     if (file) visit(file);
   }
-  for (const f of ordered) {
-    if (!/\.ko$/.test(f)) throw new Error(`kernel module ${f} is compressed; this initramfs loads only uncompressed modules`);
-  }
   return ordered;
+}
+
+// busybox's insmod takes only plain objects; newer Debian kernels ship their modules compressed.
+function moduleObject(file: string): Buffer {
+  const tool = file.endsWith('.ko.xz') ? 'xz' : file.endsWith('.ko.zst') ? 'zstd' : file.endsWith('.ko.gz') ? 'gzip' : undefined;
+  if (!tool) return readFileSync(file);
+  return execFileSync(tool, ['-dc', file], { maxBuffer: 64 * 1024 * 1024 });
 }
 
 function initScript(moduleNames: readonly string[]): string {
@@ -70,12 +75,12 @@ function initScript(moduleNames: readonly string[]): string {
 
 export function buildInitramfs(busybox: string, modulesDir: string): Buffer {
   const modules = moduleClosure(modulesDir, EARLY_MODULES);
-  const names = modules.map((m, i) => `${String(i).padStart(2, '0')}-${path.basename(m)}`);
+  const names = modules.map((m, i) => `${String(i).padStart(2, '0')}-${path.basename(m).replace(/\.ko\.\w+$/, '.ko')}`);
   const entries: CpioEntry[] = [
     ...['bin', 'dev', 'proc', 'sys', 'root', 'tmp', 'modules'].map((d): CpioEntry => ({ name: d, kind: 'dir', mode: 0o755 })),
     { name: 'bin/busybox', kind: 'file', mode: 0o755, data: readFileSync(busybox) },
     { name: 'init', kind: 'file', mode: 0o755, data: Buffer.from(initScript(names)) },
-    ...modules.map((m, i): CpioEntry => ({ name: `modules/${names[i]}`, kind: 'file', mode: 0o644, data: readFileSync(path.join(modulesDir, m)) })),
+    ...modules.map((m, i): CpioEntry => ({ name: `modules/${names[i]}`, kind: 'file', mode: 0o644, data: moduleObject(path.join(modulesDir, m)) })),
   ];
   return cpioArchive(entries);
 }

@@ -54,6 +54,7 @@ export class VmBootError extends Error {
 export const DEFAULT_GUEST_MODULES = ['loop', 'ext4', 'xfs', 'btrfs', 'dm_mod', 'dm_thin_pool', 'dm_snapshot', 'quota_v2'];
 
 const TAIL = 4000;
+const bootFailure = new RegExp(`${BOOT_FAILED_MARKER}: ([^@]*)@@`);
 const KEEP_CONSOLE = 2_000_000;
 
 function tail(s: string, n = TAIL): string {
@@ -149,10 +150,16 @@ class Qemu {
 
 function readResults(file: string): GuestTestResult[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as GuestTestResult);
+  const results: GuestTestResult[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      results.push(JSON.parse(line) as GuestTestResult);
+    } catch {
+      // The last line of a file whose guest was killed mid-write; the file's problem says so.
+    }
+  }
+  return results;
 }
 
 /** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
@@ -195,12 +202,13 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
     const q = new Qemu(proc, opts.onConsole);
     qemu = q;
 
-    const boot = await q.waitFor(() => q.console.includes(MARK.userspace) || q.console.includes(BOOT_FAILED_MARKER), bootTimeoutMs);
+    // The whole failure line, not just its start: the reason may arrive in a later chunk.
+    const initFailure = (): string | undefined => bootFailure.exec(q.console)?.[1];
+    const boot = await q.waitFor(() => q.console.includes(MARK.userspace) || initFailure() !== undefined, bootTimeoutMs);
     if (boot !== 'ok' || !q.console.includes(MARK.userspace)) {
       const why =
-        boot === 'timeout' ? `did not reach the job script within ${bootTimeoutMs / 1000} s`
-        : boot === 'exited' ? `qemu ${q.describeExit()} before the job script ran`
-        : /@@lode-vm boot-failed: ([^@]*)@@/.exec(q.console)?.[1] ?? 'init failed';
+        initFailure() ??
+        (boot === 'timeout' ? `did not reach the job script within ${bootTimeoutMs / 1000} s` : `qemu ${q.describeExit()} before the job script ran`);
       throw new VmBootError(
         `the test VM did not boot: ${why} (kernel ${opts.host.kernel})\n` +
           `--- qemu stderr (tail) ---\n${tail(q.stderr.trim()) || '(empty)'}\n--- console (tail) ---\n${tail(q.console.trim()) || '(empty)'}`,
