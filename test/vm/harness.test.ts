@@ -68,11 +68,15 @@ test('the CLI reports a guest failure as a failure with the guest assertion, and
   assert.deepEqual(ourQemus(), []);
 });
 
-test('a guest file that never finishes is stopped by its bound, reported, and the next file still runs', { skip }, async () => {
-  const vm = await runInVm([path.join(selftest, 'hangs.test.js'), path.join(selftest, 'passes.test.js')], { host: vmHost(), fileTimeoutMs: 10_000 });
-  const [hung, next] = vm.files;
+test('a guest file that never finishes is stopped by its bound, one that does not exist fails at once, and the next file still runs', { skip }, async () => {
+  const missing = path.join(selftest, 'no-such-file.test.js');
+  const vm = await runInVm([path.join(selftest, 'hangs.test.js'), missing, path.join(selftest, 'passes.test.js')], { host: vmHost(), fileTimeoutMs: 10_000 });
+  const [hung, absent, next] = vm.files;
   assert.equal(hung?.exitCode, 124, 'timeout(1) reports 124 for a command it stopped');
   assert.match(hung?.problem ?? '', /did not finish within 10 s/);
+  assert.notEqual(absent?.exitCode, 0);
+  assert.deepEqual(absent?.tests, []);
+  assert.match(absent?.console ?? '', /Could not find/, 'node\'s own complaint is in the file\'s console');
   assert.equal(next?.exitCode, 0);
   assert.deepEqual(next?.tests.map((r) => `${r.nesting} ${r.outcome} ${r.name}`), [
     '1 pass nested check',
