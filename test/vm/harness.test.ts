@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +123,27 @@ test('a boot that does not reach the job script within its bound is given up on 
     return true;
   });
   assert.deepEqual(ourQemus(), []);
+});
+
+test('a share left by a killed host process is removed by the next run; one without an owner record is kept', { skip }, async (t) => {
+  const dead = spawn(process.execPath, ['-e', '']);
+  const deadPid = dead.pid;
+  await new Promise((resolve) => dead.on('close', resolve));
+  assert.ok(deadPid);
+  const stale = mkdtempSync(path.join(os.tmpdir(), 'lode-vm-'));
+  writeFileSync(path.join(stale, 'owner.pid'), String(deadPid));
+  writeFileSync(`${stale}.initrd`, 'left behind');
+  const unowned = mkdtempSync(path.join(os.tmpdir(), 'lode-vm-'));
+  t.after(() => {
+    rmSync(unowned, { recursive: true, force: true });
+    rmSync(stale, { recursive: true, force: true });
+    rmSync(`${stale}.initrd`, { force: true });
+  });
+  const kernel = path.join(unowned, 'vmlinuz-not-a-kernel');
+  writeFileSync(kernel, 'this is not a kernel image\n');
+  // The quickest run there is: qemu refuses the kernel at once.
+  await assert.rejects(runInVm([path.join(selftest, 'passes.test.js')], { host: { ...vmHost(), kernel } }), VmBootError);
+  assert.equal(existsSync(stale), false, 'the dead owner\'s share is gone');
+  assert.equal(existsSync(`${stale}.initrd`), false, 'and its initramfs');
+  assert.equal(existsSync(unowned), true, 'a directory that does not say whose it is stays');
 });

@@ -1,7 +1,7 @@
 // Boots a throw-away VM with Debian's kernel (software emulation), the host root shared read-only over
 // 9p and tmpfs for /tmp and /run, runs node:test files inside it and brings their results back.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -182,6 +182,35 @@ function readResults(file: string): GuestTestResult[] {
   return results;
 }
 
+const OWNER_FILE = 'owner.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// A host process killed outright (SIGKILL, a test runner's timeout) cannot remove its share and
+// initramfs; the next run removes those whose recorded owner is gone, and nothing without that record.
+function removeStaleShares(tmp: string): void {
+  for (const name of readdirSync(tmp)) {
+    if (!/^lode-vm-[A-Za-z0-9]{6}$/.test(name)) continue;
+    const dir = path.join(tmp, name);
+    let owner: number;
+    try {
+      owner = Number.parseInt(readFileSync(path.join(dir, OWNER_FILE), 'utf8'), 10);
+    } catch {
+      continue;
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}.initrd`, { force: true });
+  }
+}
+
 /** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
 export async function runInVm(files: readonly string[], opts: VmOptions): Promise<VmRun> {
   const memoryMiB = opts.memoryMiB ?? 1024;
@@ -191,7 +220,9 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
   const cwd = opts.cwd ?? process.cwd();
   const absFiles = files.map((f) => path.resolve(cwd, f));
 
+  removeStaleShares(os.tmpdir());
   const shareDir = mkdtempSync(path.join(os.tmpdir(), 'lode-vm-'));
+  writeFileSync(path.join(shareDir, OWNER_FILE), String(process.pid));
   const resultsDir = path.join(shareDir, 'results');
   const initrd = path.join(os.tmpdir(), `${path.basename(shareDir)}.initrd`);
   let qemu: Qemu | undefined;
