@@ -1,0 +1,107 @@
+// Host side of the VM tests: one node:test test per guest file, each guest test mirrored as a subtest
+// that passes, fails (with the guest's error) or skips as it did inside the VM. One boot serves all files.
+import { test, type TestContext } from 'node:test';
+import * as path from 'node:path';
+import type { GuestTestResult } from './guest-reporter.js';
+import { checkPrerequisites, describeMissing, type Tool } from './prerequisites.js';
+import { runInVm, type GuestFileResult, type VmOptions, type VmRun } from './vm.js';
+
+/** Tools the storage tests run in the guest, by the Debian package that has them. */
+export const STORAGE_TOOLS: readonly Tool[] = [
+  { command: 'losetup', pkg: 'util-linux' },
+  { command: 'mkfs.ext4', pkg: 'e2fsprogs' },
+  { command: 'mkfs.xfs', pkg: 'xfsprogs' },
+  { command: 'xfs_quota', pkg: 'xfsprogs' },
+  { command: 'setquota', pkg: 'quota' },
+  { command: 'lvcreate', pkg: 'lvm2' },
+  { command: 'thin_check', pkg: 'thin-provisioning-tools' },
+  { command: 'setpriv', pkg: 'util-linux' },
+];
+
+export function underCi(): boolean {
+  const ci = process.env.CI;
+  return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0';
+}
+
+interface Node {
+  result: GuestTestResult;
+  children: Node[];
+}
+
+// node:test reports a test after its subtests, so a test at nesting n adopts the nesting n+1 tests
+// reported since the previous test at its level or above.
+export function resultTree(results: readonly GuestTestResult[]): Node[] {
+  const pending = new Map<number, Node[]>();
+  for (const result of results) {
+    const children = pending.get(result.nesting + 1) ?? [];
+    pending.delete(result.nesting + 1);
+    const level = pending.get(result.nesting) ?? [];
+    level.push({ result, children });
+    pending.set(result.nesting, level);
+  }
+  return pending.get(0) ?? [];
+}
+
+/** An error that shows the guest's rendering, not a host stack that says nothing. */
+export class GuestFailure extends Error {
+  override name = 'GuestFailure';
+  constructor(message: string) {
+    super(message);
+    // Without frames of its own: the message already holds the guest stack.
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+function failed(n: Node): boolean {
+  return n.result.outcome === 'fail' || n.children.some(failed);
+}
+
+async function mirror(t: TestContext, node: Node): Promise<void> {
+  const r = node.result;
+  await t.test(r.name, async (st) => {
+    if (r.outcome === 'skip') return st.skip(r.message ?? 'skipped in the guest');
+    if (r.outcome === 'todo') return st.todo(r.message ?? 'todo in the guest');
+    for (const c of node.children) await mirror(st, c);
+    // A parent whose children failed is failed by them already, with their details.
+    if (r.outcome === 'fail' && !node.children.some(failed)) throw new GuestFailure(r.message ?? 'failed in the guest');
+  });
+}
+
+/** Turns one guest file's outcome into the host test `t`: subtests per guest test, plus file-level problems. */
+export async function reportGuestFile(t: TestContext, f: GuestFileResult): Promise<void> {
+  const roots = resultTree(f.tests);
+  for (const n of roots) await mirror(t, n);
+  const consoleTail = f.console.length > 3000 ? `...${f.console.slice(-3000)}` : f.console;
+  if (f.problem) throw new GuestFailure(`${f.problem}\n--- guest console ---\n${consoleTail}`);
+  if (roots.length === 0) throw new GuestFailure(`${f.file} ran no test in the guest (exit code ${f.exitCode})\n--- guest console ---\n${consoleTail}`);
+  if (f.exitCode !== 0 && !roots.some(failed)) {
+    throw new GuestFailure(`node --test exited with ${f.exitCode} in the guest although no test failed\n--- guest console ---\n${consoleTail}`);
+  }
+}
+
+export interface VmSuiteOptions extends Omit<VmOptions, 'host'> {
+  tools?: readonly Tool[];
+}
+
+/**
+ * Declares one host test per guest file. Without qemu or the kernel: skipped with what to install,
+ * except under CI, where a missing prerequisite is a failure.
+ */
+export function vmTestFiles(files: readonly string[], opts: VmSuiteOptions = {}): void {
+  const pre = checkPrerequisites(opts.tools ?? STORAGE_TOOLS);
+  const skip = !pre.ok && !underCi() ? describeMissing(pre) : false;
+  let run: Promise<VmRun> | undefined;
+  const cwd = opts.cwd ?? process.cwd();
+  for (const [i, file] of files.entries()) {
+    test(`in the VM: ${path.relative(cwd, path.resolve(cwd, file))}`, { skip }, async (t) => {
+      if (!pre.ok) throw new Error(describeMissing(pre));
+      run ??= runInVm(files, { ...opts, host: pre.host });
+      const vm = await run;
+      if (i === 0) t.diagnostic(`VM boot took ${(vm.bootMs / 1000).toFixed(1)} s`);
+      const f = vm.files[i];
+      if (!f) throw new Error(`no result for ${file}`);
+      t.diagnostic(`${file} took ${(f.durationMs / 1000).toFixed(1)} s in the guest`);
+      await reportGuestFile(t, f);
+    });
+  }
+}
