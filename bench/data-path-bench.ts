@@ -156,22 +156,26 @@ function fmtStats(s: Stats): string {
   return `${fmt(s.median)} (${fmt(s.min)}-${fmt(s.max)})`;
 }
 
-/** Control path, per backend: Lode's whole lifecycle over CSI against the same tools by hand. */
+/** Control path, per backend: Lode's whole lifecycle over CSI against the same tools by hand, backends interleaved. */
 async function lifecycleRatios(h: DriverHarness, runs: number): Promise<void> {
   console.log(`\nControl path: 1 GiB ext4 volume, create -> stage -> publish -> unpublish -> unstage -> delete (median of ${runs})`);
-  console.log('| backend | tools by hand | Lode over CSI | ratio |');
-  console.log('|---|---|---|---|');
-  for (const b of BACKENDS) {
-    const rawDir = await fs.mkdtemp(path.join(path.dirname(h.poolDir(b.pool.name)), 'raw-'));
-    const lode: number[] = [];
-    const tools: number[] = [];
+  const rows = await Promise.all(BACKENDS.map(async (b) => ({
+    b, rawDir: await fs.mkdtemp(path.join(path.dirname(h.poolDir(b.pool.name)), 'raw-')), lode: [] as number[], tools: [] as number[],
+  })));
+  for (const { b, rawDir } of rows) {
     // Warm-up of both: first calls on this pool, first tool runs on this directory.
     await b.toolsLifecycle(rawDir, 999);
     await lodeLifecycle(h, 999, b.pool.name);
-    for (let i = 0; i < runs; i++) {
+  }
+  for (let i = 0; i < runs; i++) {
+    for (const { b, rawDir, lode, tools } of rows) {
       tools.push(await b.toolsLifecycle(rawDir, i));
       lode.push(await lodeLifecycle(h, i, b.pool.name));
     }
+  }
+  console.log('| backend | tools by hand | Lode over CSI | ratio |');
+  console.log('|---|---|---|---|');
+  for (const { b, rawDir, lode, tools } of rows) {
     await fs.rm(rawDir, { recursive: true, force: true });
     console.log(`| ${b.label} | ${median(tools).toFixed(1)} ms | ${median(lode).toFixed(1)} ms | ${(median(lode) / median(tools)).toFixed(2)}x |`);
   }
@@ -183,7 +187,7 @@ async function main(): Promise<void> {
     options: {
       repeats: { type: 'string', default: '4' },
       runtime: { type: 'string', default: '4' },
-      'lifecycle-runs': { type: 'string', default: '5' },
+      'lifecycle-runs': { type: 'string', default: '7' },
     },
   });
   const repeats = Number(values.repeats);
