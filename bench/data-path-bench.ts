@@ -169,6 +169,7 @@ async function lifecycleRatios(h: DriverHarness, runs: number): Promise<void> {
   }
   for (let i = 0; i < runs; i++) {
     for (const { b, rawDir, lode, tools } of rows) {
+      abort.signal.throwIfAborted();
       tools.push(await b.toolsLifecycle(rawDir, i));
       lode.push(await lodeLifecycle(h, i, b.pool.name));
     }
@@ -288,6 +289,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  if (abort.signal.aborted) console.error('interrupted: volumes taken down and the work directory removed');
+  else console.error(err);
   process.exitCode = process.exitCode ?? 1;
 });
