@@ -117,7 +117,8 @@ async function fsDescription(dir: string): Promise<string> {
 
 interface Published { id: string; staging: string; target: string }
 
-async function publish(h: DriverHarness, pool: string): Promise<Published> {
+/** Creates, stages and publishes a volume on `pool`, listing it in `taken` as soon as it exists so that cleanup finds it. */
+async function publish(h: DriverHarness, pool: string, taken: Published[]): Promise<Published> {
   const tag = `fio-${pool}`;
   const staging = h.stagingPath(tag);
   const target = h.targetPath(tag);
@@ -127,6 +128,7 @@ async function publish(h: DriverHarness, pool: string): Promise<Published> {
   });
   const id = v.volume?.volume_id ?? '';
   const pub = { id, staging, target };
+  taken.push(pub);
   await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: mountCap() });
   await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCap() });
   return pub;
@@ -230,8 +232,7 @@ async function main(): Promise<void> {
         targets.push({ label: 'medium', dir });
         console.log(`\nmedium: ${dir} (${await fsDescription(dir)})`);
       }
-      const p = await publish(h, b.pool.name);
-      published.push(p);
+      const p = await publish(h, b.pool.name, published);
       volumeTargets.push({ label: b.label, dir: p.target, mediumIndex });
       console.log(`${b.label}: pool ${poolDir}, volume ${p.id} (ext4, ${VOLUME_BYTES / GiB} GiB) published at ${p.target}; ${await b.dataPath(poolDir)}`);
     }
