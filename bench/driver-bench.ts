@@ -4,70 +4,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CsiClient } from '../src/csi/client.js';
-import { run } from '../src/sys/exec.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
-
-const GiB = 1024 * MiB;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
-async function timeMs(fn: () => Promise<unknown>): Promise<number> {
-  const t = process.hrtime.bigint();
-  await fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}
-
-function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
-}
+import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
   if (!proc?.pid) return NaN;
   const status = await fs.readFile(`/proc/${proc.pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 'NaN');
   return kb / 1024;
-}
-
-/** (a) One 1 GiB ext4 volume through Lode's whole lifecycle. */
-async function lodeLifecycle(h: DriverHarness, i: number): Promise<number> {
-  const staging = h.stagingPath(`life-${i}`);
-  const target = h.targetPath(`life-${i}`);
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  return timeMs(async () => {
-    const v = await h.client.createVolume({ name: `life-${i}`, capacity_range: { required_bytes: GiB }, volume_capabilities: [mountCap()] });
-    const id = v.volume?.volume_id ?? '';
-    await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: mountCap() });
-    await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCap() });
-    await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
-    await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
-    await h.client.deleteVolume({ volume_id: id });
-  });
-}
-
-/** (a) The same system work done with the tools by hand: the floor Lode is measured against. */
-async function toolsLifecycle(dir: string, i: number, preallocate: boolean): Promise<number> {
-  const image = path.join(dir, `raw-${i}.img`);
-  const staging = path.join(dir, `raw-stage-${i}`);
-  const target = path.join(dir, `raw-target-${i}`);
-  return timeMs(async () => {
-    if (preallocate) await run('fallocate', ['--length', String(GiB), image]);
-    else await run('truncate', ['-s', String(GiB), image]);
-    const dev = (await run('losetup', ['--find', '--show', image])).stdout.trim();
-    await run('mkfs.ext4', ['-F', '-q', '-b', '4096', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', dev]);
-    await fs.mkdir(staging);
-    await run('mount', ['-t', 'ext4', dev, staging]);
-    await fs.mkdir(target);
-    await run('mount', ['--bind', staging, target]);
-    await run('umount', [target]);
-    await fs.rmdir(target);
-    await run('umount', [staging]);
-    await run('losetup', ['--detach', dev]);
-    await fs.rm(image);
-    await fs.rmdir(staging);
-  });
 }
 
 async function latency(label: string, n: number, fn: () => Promise<unknown>): Promise<Record<string, number>> {

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# `npm run bench`: the driver benchmarks, then the cluster-bench scale run; figures go to stdout.
+# `npm run bench`: the driver benchmarks, the data-path (fio) benchmark, then the cluster-bench scale run; figures go to stdout.
+# `npm run bench -- --data-path-only [--repeats N --runtime S]` runs the data-path benchmark alone.
+LODE_PREPARE_FOR=bench
 source "$(dirname "$0")/prepare.sh"
 if [ "$(id -u)" -ne 0 ]; then
   echo "lode benchmarks need root: they attach loop devices and mount filesystems (run: sudo npm run bench)" >&2
   exit 1
 fi
+if [ "${1:-}" = --data-path-only ]; then
+  shift
+  exec node dist/bench/data-path-bench.js "$@"
+fi
 node dist/bench/driver-bench.js
+echo
+node dist/bench/data-path-bench.js
 echo
 node dist/bench/cluster-bench.js "$@"

@@ -11,6 +11,10 @@ command -v mkfs.ext4 >/dev/null || need_pkgs+=(e2fsprogs)
 command -v mkfs.xfs >/dev/null || need_pkgs+=(xfsprogs)
 command -v fallocate >/dev/null || need_pkgs+=(util-linux)
 command -v mount >/dev/null || need_pkgs+=(mount)
+# Only the data-path benchmark runs fio; tests and the demo do without it.
+if [ "${LODE_PREPARE_FOR:-}" = bench ]; then
+  command -v fio >/dev/null || need_pkgs+=(fio)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "lode: missing system packages: ${need_pkgs[*]} (install them as root: apt-get install ${need_pkgs[*]})" >&2
