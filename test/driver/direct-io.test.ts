@@ -15,11 +15,19 @@ async function metricsText(h: DriverHarness, since = 0): Promise<string> {
   return (await httpGet(await metricsPort(h, since), '/metrics')).body;
 }
 
-async function stagedDevice(h: DriverHarness, name: string): Promise<string> {
-  const v = await createVolume(h, name, 16 * MiB);
+/** Creates and stages a volume; returns its loop device and the call that takes it down again over CSI. */
+async function stagedDevice(h: DriverHarness, name: string, pool?: string): Promise<{ device: string; remove: () => Promise<void> }> {
+  const v = await createVolume(h, name, 16 * MiB, pool === undefined ? {} : { parameters: { pool } });
   const staging = h.stagingPath(name);
   await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
-  return (await mountAt(staging)).source;
+  const device = (await mountAt(staging)).source;
+  return {
+    device,
+    remove: async () => {
+      await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+      await h.client.deleteVolume({ volume_id: v.id });
+    },
+  };
 }
 
 test('pools run their loop devices with direct I/O unless direct-io=off', async () => {
@@ -28,14 +36,16 @@ test('pools run their loop devices with direct I/O unless direct-io=off', async 
     extraArgs: ['--metrics-address', '127.0.0.1:0'],
   });
   try {
-    assert.equal(dio(await stagedDevice(h, 'dio-fast')), '1', 'the default pool attaches with direct I/O');
-    const v = await createVolume(h, 'dio-slow', 16 * MiB, { parameters: { pool: 'slow' } });
-    const staging = h.stagingPath('dio-slow');
-    await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: fsCap() });
-    assert.equal(dio((await mountAt(staging)).source), '0', 'direct-io=off attaches buffered');
+    const fast = await stagedDevice(h, 'dio-fast');
+    assert.equal(dio(fast.device), '1', 'the default pool attaches with direct I/O');
+    const slow = await stagedDevice(h, 'dio-slow', 'slow');
+    assert.equal(dio(slow.device), '0', 'direct-io=off attaches buffered');
     const text = await metricsText(h);
     assert.match(text, /lode_pool_info\{[^}]*pool="fast"[^}]*data_path="direct-io"[^}]*\} 1/);
     assert.match(text, /lode_pool_info\{[^}]*pool="slow"[^}]*data_path="buffered"[^}]*\} 1/);
+    await fast.remove();
+    await slow.remove();
+    assert.deepEqual(await h.loops(), []);
   } finally {
     await h.cleanup();
   }
@@ -49,10 +59,18 @@ test('a pool on a filesystem without direct I/O still attaches, buffered, and sa
   try {
     const since = h.log.length;
     await h.startProcess();
-    for (const name of ['ram-a', 'ram-b']) assert.equal(dio(await stagedDevice(h, name)), '0');
+    const staged = [await stagedDevice(h, 'ram-a'), await stagedDevice(h, 'ram-b')];
+    for (const s of staged) assert.equal(dio(s.device), '0');
     assert.equal(h.log.split('\n').filter((l) => l.includes('refused direct I/O')).length, 1, 'the fallback is logged once per pool');
     assert.match(await metricsText(h, since), /lode_pool_info\{[^}]*pool="fast"[^}]*data_path="buffered-fallback"[^}]*\} 1/);
+    for (const s of staged) await s.remove();
+    assert.deepEqual(await h.loops(), [], 'every device on the ramfs pool is detached');
   } finally {
+    // The ramfs goes before the harness's lazy unmounts: a device on a detached filesystem no
+    // longer names a path below the harness, so its cleanup could not find it.
+    await h.stop();
+    for (const d of await h.loops()) await run('losetup', ['-d', d]).catch(() => undefined);
+    await run('umount', [h.poolDir('fast')]).catch(() => undefined);
     await h.cleanup();
   }
 });
