@@ -83,7 +83,7 @@ export class LoopPool implements Pool {
       const st = await fs.stat(image).catch(() => undefined);
       const bytes = st?.isFile() ? st.size : 0;
       unrecorded.push({ id, image, bytes });
-      // Its blocks are as missing from the free space as any image's, and the ledger counts it.
+      // Its blocks are missing from the free space like every other image's, and the ledger counts it.
       this.setImageBytes(image, bytes);
     }
     await this.refresh();
