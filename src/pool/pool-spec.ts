@@ -1,6 +1,7 @@
 // Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on][,backend=loop]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
+import { BACKEND_NAMES, isBackendName } from './backends.js';
 import type { PoolConfig, PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -36,7 +37,8 @@ export function parsePoolSpec(spec: string): PoolConfig {
         config.directIo = value === 'on';
         break;
       case 'backend':
-        if (value !== 'loop') throw new Error(`pool "${name}": backend "${value}" is not supported (supported: loop)`);
+        if (!isBackendName(value)) throw new Error(`pool "${name}": backend "${value}" is not supported (supported: ${BACKEND_NAMES.join(', ')})`);
+        config.backend = value;
         break;
       default:
         throw new Error(`pool "${name}": unknown option "${key}" (known: ${KNOWN})`);

@@ -1,10 +1,11 @@
 // The storage-pool interface every backend implements, and the configuration of one pool.
+import type { BackendName } from './backends.js';
 import type { PoolStats } from './pool-stats.js';
 import type { VolumeRecord } from './volume-record.js';
 
 export interface PoolConfig {
   name: string;
-  backend: 'loop';
+  backend: BackendName;
   dir: string;
   /** Bytes the pool may hand out; undefined = what the directory's filesystem can hold. */
   sizeBytes?: number;

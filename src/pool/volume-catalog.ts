@@ -5,7 +5,8 @@ import { unmountIfMounted } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
-import { LoopPool, volumesDir } from './loop-pool.js';
+import { createPool } from './backends.js';
+import { volumesDir } from './loop-pool.js';
 import type { Pool, PoolConfig } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
@@ -45,7 +46,7 @@ export class VolumeCatalog implements PoolStatsSource {
   static async open(configs: PoolConfig[]): Promise<VolumeCatalog> {
     const catalog = new VolumeCatalog(configs.map((c) => c.name));
     for (const config of configs) {
-      const pool = new LoopPool(config);
+      const pool = createPool(config);
       const store = new RecordStore(volumesDir(config.dir));
       await fs.mkdir(volumesDir(config.dir), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
