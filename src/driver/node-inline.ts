@@ -3,12 +3,12 @@ import type * as csi from '../csi/types.js';
 import { formatSize } from '../pool/sizes.js';
 import { newVolumeRecord } from '../pool/volume-record.js';
 import { makeFilesystem } from '../sys/filesystem.js';
-import { findMount, mountAt, mountDevice, readMountTable, unmountIfMounted } from '../sys/mounts.js';
+import { findMount, mountAt, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
 import { requireInlineAllowed } from './inline-policy.js';
-import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
+import { endsReadOnly, mountFilesystem, readOnlyMount, type NodeKit } from './node-kit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
@@ -75,9 +75,7 @@ async function mountInline(kit: NodeKit, target: string, device: string, fsType:
   let made = false;
   try {
     made = entry.makeDirectory();
-    await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
-      mountDevice(device, ref, fsType, mountOptions(readOnly, flags))));
-    if (readOnly) await ensureReadOnly(entry);
+    await mountFilesystem(entry, device, fsType, readOnly, flags);
   } catch (err) {
     if (made && !(await findMount(target))) entry.removeIfEmpty();
     throw err;

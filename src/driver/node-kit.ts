@@ -8,7 +8,7 @@ import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
-import { findMount, unmountRef, type MountEntry } from '../sys/mounts.js';
+import { findMount, mountDevice, unmountRef, type MountEntry } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import type { DriverContext } from './context.js';
 import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
@@ -49,6 +49,17 @@ export async function withCallerFlags<T>(flags: readonly string[], field: string
     }
     throw err;
   }
+}
+
+/**
+ * Mounts the filesystem on `device` at an opened stage or publish entry, with the caller's
+ * flags, and read-only when asked whatever the flags say: the one way a volume's filesystem is
+ * mounted, for staging and for inline volumes alike.
+ */
+export async function mountFilesystem(entry: AnchoredPath, device: string, fsType: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
+  await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
+    mountDevice(device, ref, fsType, mountOptions(readOnly, flags))));
+  if (readOnly) await ensureReadOnly(entry);
 }
 
 /** Fails, and takes the mount down again, when a mount that must be read-only is not. */

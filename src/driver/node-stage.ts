@@ -4,13 +4,13 @@ import { formatSize } from '../pool/sizes.js';
 import type { Publication } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { growFilesystem, growUnmountedExt4, makeFilesystem } from '../sys/filesystem.js';
-import { mountAt, mountDevice, readMountTable, unmountRef } from '../sys/mounts.js';
+import { mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
-import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, sameFlags, withCallerFlags, type NodeKit } from './node-kit.js';
+import { endsReadOnly, mountFilesystem, readOnlyMount, sameFlags, type NodeKit } from './node-kit.js';
 import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
@@ -83,11 +83,9 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
         if (!mounted) {
           // A volume expanded while not staged grows here, before anyone uses it.
           if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
-          const readOnly = isReadOnlyMode(cap.mode);
-          await dir.withEntry('directory', (ref) => withCallerFlags(cap.mountFlags, 'volume_capability', () =>
-            mountDevice(device, ref, fsType, mountOptions(readOnly, cap.mountFlags))));
+          // A mount that failed, or came out writable and was taken down, leaves nothing mounted.
+          await mountFilesystem(dir, device, fsType, isReadOnlyMode(cap.mode), cap.mountFlags);
           mounted = true;
-          if (readOnly) await ensureReadOnly(dir);
           failpoint('stage:mounted');
         }
         if (needsGrow) {
