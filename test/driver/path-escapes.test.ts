@@ -38,13 +38,25 @@ after(async () => {
   await h?.cleanup();
 });
 
-test('dangling, looping and foreign links, files in the way and over-long names are INVALID_ARGUMENT for every path call, and touch nothing', async () => {
-  const fsVol = await createVolume(h, 'esc-fs', 16 * MiB);
-  const blockVol = await createVolume(h, 'esc-block', 16 * MiB, { cap: rawCap() });
-  const fsStaging = h.stagingPath('esc-fs');
-  const blockStaging = h.stagingPath('esc-block');
+/** A staged filesystem volume and a staged raw block volume to publish, and their teardown over CSI. */
+async function stageBoth(tag: string) {
+  const fsVol = await createVolume(h, `${tag}-fs`, 16 * MiB);
+  const blockVol = await createVolume(h, `${tag}-block`, 16 * MiB, { cap: rawCap() });
+  const fsStaging = h.stagingPath(`${tag}-fs`);
+  const blockStaging = h.stagingPath(`${tag}-block`);
   await h.client.nodeStageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging, volume_capability: fsCap() });
   await h.client.nodeStageVolume({ volume_id: blockVol.id, staging_target_path: blockStaging, volume_capability: rawCap() });
+  const teardown = async () => {
+    await h.client.nodeUnstageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging });
+    await h.client.nodeUnstageVolume({ volume_id: blockVol.id, staging_target_path: blockStaging });
+    await h.client.deleteVolume({ volume_id: fsVol.id });
+    await h.client.deleteVolume({ volume_id: blockVol.id });
+  };
+  return { fsVol, blockVol, fsStaging, blockStaging, teardown };
+}
+
+test('dangling, looping and foreign links, files in the way and over-long names are INVALID_ARGUMENT for every path call, and touch nothing', async () => {
+  const { fsVol, blockVol, fsStaging, blockStaging, teardown } = await stageBoth('esc');
 
   const pods = path.join(h.kubeletDir, 'pods');
   await fs.symlink(path.join(outside, 'made-by-driver'), path.join(pods, 'dangling-abs'));
@@ -86,19 +98,11 @@ test('dangling, looping and foreign links, files in the way and over-long names 
   assert.deepEqual(await mountsBelow(outside), [], 'nothing was mounted outside the target root');
   assert.deepEqual(await h.mounts(), [fsStaging], 'only the staging mount is there');
 
-  await h.client.nodeUnstageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging });
-  await h.client.nodeUnstageVolume({ volume_id: blockVol.id, staging_target_path: blockStaging });
-  await h.client.deleteVolume({ volume_id: fsVol.id });
-  await h.client.deleteVolume({ volume_id: blockVol.id });
+  await teardown();
 });
 
 test('a path component flipped between absent and a link to outside while publishing never puts a file or mount outside', async () => {
-  const fsVol = await createVolume(h, 'flip-fs', 16 * MiB);
-  const blockVol = await createVolume(h, 'flip-block', 16 * MiB, { cap: rawCap() });
-  const fsStaging = h.stagingPath('flip-fs');
-  const blockStaging = h.stagingPath('flip-block');
-  await h.client.nodeStageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging, volume_capability: fsCap() });
-  await h.client.nodeStageVolume({ volume_id: blockVol.id, staging_target_path: blockStaging, volume_capability: rawCap() });
+  const { fsVol, blockVol, fsStaging, blockStaging, teardown } = await stageBoth('flip');
   const flipping = path.join(h.kubeletDir, 'pods', 'flip');
   // Another process flips the component as fast as it can, so the driver's steps interleave with it.
   const flipper = spawn(process.execPath, ['-e', `
@@ -140,10 +144,7 @@ test('a path component flipped between absent and a link to outside while publis
     await h.client.nodeUnpublishVolume({ volume_id: p.id, target_path: real });
   }
   await fs.rm(flipping, { recursive: true, force: true });
-  await h.client.nodeUnstageVolume({ volume_id: fsVol.id, staging_target_path: fsStaging });
-  await h.client.nodeUnstageVolume({ volume_id: blockVol.id, staging_target_path: blockStaging });
-  await h.client.deleteVolume({ volume_id: fsVol.id });
-  await h.client.deleteVolume({ volume_id: blockVol.id });
+  await teardown();
   assert.deepEqual(await h.mounts(), []);
   assert.deepEqual(await h.loops(), []);
 });

@@ -1,13 +1,12 @@
 // Valid lifecycles interleaved with the hostile calls, so stage, publish, expand and teardown meet live state.
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { CallOptions, CsiClient } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
 import type { FuzzRandom } from './fuzz-random.js';
 import type { FuzzCall } from './hostile-requests.js';
 import { MiB } from './hostile-values.js';
 import { mountLines } from './sandbox-watch.js';
+import { volumeDataHash, writeVolumeData } from './volume-data.js';
 
 type Access = 'ext4' | 'xfs' | 'block' | 'inline';
 type Step = 'create' | 'stage' | 'publish' | 'publish-ro' | 'expand' | 'check' | 'unpublish-ro' | 'unpublish' | 'unstage' | 'delete';
@@ -191,36 +190,14 @@ export class Lifecycles {
     if (step === 'publish') {
       const data = this.rng.bytes(DATA_BYTES);
       l.hash = createHash('sha256').update(data).digest('hex');
-      await writeData(l, data);
+      await writeVolumeData(l.target, l.access === 'block', data);
       return undefined;
     }
     if (step !== 'check' || l.hash === undefined) return undefined;
     // A hostile call may have unpublished the target (a valid call, if it names it): then there is nothing to read there.
     if (!(await mountLines()).some((m) => m.mountPoint === l.target)) return undefined;
-    const got = createHash('sha256').update(await readData(l)).digest('hex');
+    const got = await volumeDataHash(l.target, l.access === 'block', DATA_BYTES);
     return got === l.hash ? undefined : `${l.name} (${l.access}, ${l.id}): the data written after publish changed (sha256 ${got.slice(0, 12)} != ${l.hash.slice(0, 12)})`;
   }
 }
 
-async function writeData(l: Live, data: Buffer): Promise<void> {
-  const file = l.access === 'block' ? l.target : path.join(l.target, 'data');
-  const h = await fs.open(file, l.access === 'block' ? 'r+' : 'w');
-  try {
-    await h.write(data, 0, data.length, 0);
-    await h.sync();
-  } finally {
-    await h.close();
-  }
-}
-
-async function readData(l: Live): Promise<Buffer> {
-  const file = l.access === 'block' ? l.target : path.join(l.target, 'data');
-  const h = await fs.open(file, 'r');
-  try {
-    const buf = Buffer.alloc(DATA_BYTES);
-    await h.read(buf, 0, DATA_BYTES, 0);
-    return buf;
-  } finally {
-    await h.close();
-  }
-}

@@ -10,6 +10,7 @@ import type * as csi from '../../src/csi/types.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, fsCap, MiB, rawCap } from '../driver/support.js';
 import { DEFAULT_FUZZ_SEED, envInt, FuzzRandom } from './fuzz-random.js';
+import { volumeDataHash, writeVolumeData } from './volume-data.js';
 
 const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
 /** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see README). */
@@ -40,28 +41,7 @@ let capacityAtStart = 0;
 let inlineAllowed = false;
 
 const cap = (r: Round): csi.VolumeCapability => (r.kind === 'block' ? rawCap() : fsCap(r.kind === 'inline' ? 'ext4' : 'xfs'));
-const dataFile = (r: Round) => (r.kind === 'block' ? r.target : path.join(r.target, 'data'));
-
-async function writeData(r: Round, data: Buffer): Promise<void> {
-  const f = await fs.open(dataFile(r), r.kind === 'block' ? 'r+' : 'w');
-  try {
-    await f.write(data, 0, data.length, 0);
-    await f.sync();
-  } finally {
-    await f.close();
-  }
-}
-
-async function dataHash(r: Round): Promise<string> {
-  const f = await fs.open(dataFile(r), 'r');
-  try {
-    const buf = Buffer.alloc(DATA_BYTES);
-    await f.read(buf, 0, DATA_BYTES, 0);
-    return createHash('sha256').update(buf).digest('hex');
-  } finally {
-    await f.close();
-  }
-}
+const dataHash = (r: Round) => volumeDataHash(r.target, r.kind === 'block', DATA_BYTES);
 
 /** The lifecycle of each kind, one CSI call per step (the data write rides on publish's success). */
 function stepsOf(kind: Kind, rng: FuzzRandom): Step[] {
@@ -69,7 +49,7 @@ function stepsOf(kind: Kind, rng: FuzzRandom): Step[] {
     await h.client.nodePublishVolume(req);
     if (r.hash === undefined) {
       const data = rng.bytes(DATA_BYTES);
-      await writeData(r, data);
+      await writeVolumeData(r.target, r.kind === 'block', data);
       r.hash = createHash('sha256').update(data).digest('hex');
     }
   };
