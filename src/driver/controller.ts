@@ -3,7 +3,8 @@ import type * as csi from '../csi/types.js';
 import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
 import { formatSize } from '../pool/sizes.js';
 import { mountAt, readMountTable } from '../sys/mounts.js';
-import type { Pool } from '../pool/pool.js';
+import type { BlockBackend as Pool } from '../pool/backend.js';
+import { blockOf } from './node-kit.js';
 import { newVolumeRecord, volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
@@ -116,7 +117,7 @@ export function controllerService(ctx: DriverContext) {
       const r = catalog.get(id);
       if (!r) return {}; // deleting what is gone is success (idempotency)
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it goes away with NodeUnpublishVolume`);
-      const holders = await holdersOf(r, catalog.pool(r.pool));
+      const holders = await holdersOf(r, blockOf(catalog.pool(r.pool)));
       if (holders.length > 0) throw failedPrecondition(`volume ${id} is in use: ${holders.join(', ')}`);
       await catalog.destroy(r);
       return {};
@@ -201,7 +202,7 @@ export function controllerService(ctx: DriverContext) {
       const r = catalog.get(id);
       if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
       await growBacking(ctx, r, range);
-      await catalog.pool(r.pool).refreshDevice(r);
+      await blockOf(catalog.pool(r.pool)).refreshDevice(r);
       return { capacity_bytes: String(r.capacityBytes), node_expansion_required: true };
     });
   }

@@ -8,7 +8,7 @@ import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
 import { requireInlineAllowed } from './inline-policy.js';
-import { endsReadOnly, mountFilesystem, readOnlyMount, type NodeKit } from './node-kit.js';
+import { blockOf, endsReadOnly, mountFilesystem, readOnlyMount, type NodeKit } from './node-kit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
@@ -38,7 +38,7 @@ export async function publishInline(
         return {};
       }
       // Mount lost (a reboot): mount the existing filesystem again.
-      const device = await kit.catalog.pool(existing.pool).attach(existing);
+      const device = await kit.blockPool(existing.pool).attach(existing);
       await mountInline(kit, target, device, existing.fsType || 'ext4', readOnly, cap.mountFlags);
       return {};
     }
@@ -57,7 +57,8 @@ export async function publishInline(
       id, name: id, pool: pool.name, capacityBytes: size, accessType: 'mount', fsType, parameters: lodeAttributes(req.volume_context),
       ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }],
     });
-    await kit.catalog.provision(record, async (rec, p) => {
+    await kit.catalog.provision(record, async (rec, b) => {
+      const p = blockOf(b);
       const device = await p.attach(rec);
       await makeFilesystem(device, fsType);
       rec.formatted = true;

@@ -2,7 +2,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import type { Pool } from '../pool/pool.js';
+import type { Backend as Pool, BlockBackend } from '../pool/backend.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { deviceNumber } from '../sys/device-id.js';
@@ -13,6 +13,11 @@ import { outsideCall } from '../util/call-signal.js';
 import type { DriverContext } from './context.js';
 import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
 import { isInside, printable, requireTargetPath } from './validate.js';
+
+export function blockOf(b: Pool): BlockBackend {
+  if (b.kind !== 'block') throw new Error(`pool ${b.config.name} is not a block backend`);
+  return b;
+}
 
 export function sameFlags(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
@@ -178,16 +183,21 @@ export class NodeKit {
   async refuseNesting(p: string, mounts: readonly MountEntry[]): Promise<void> {
     for (const e of mounts) {
       if (isInside(e.mountPoint, p)) throw failedPrecondition(`${e.mountPoint} is mounted below ${p}; mounting there would hide it`);
-      if (isInside(p, e.mountPoint) && (await this.isLodeVolume(e.source))) {
+      if (isInside(p, e.mountPoint) && (await this.isLodeVolume(e))) {
         throw failedPrecondition(`${p} lies inside ${e.mountPoint}, a Lode volume; mounting there would write into it`);
       }
     }
   }
 
   /** Whether a mount's source is the storage of a volume in one of this node's pools (each backend knows its own). */
-  private async isLodeVolume(source: string): Promise<boolean> {
-    for (const name of this.catalog.poolNames()) if (await this.catalog.pool(name).holdsSource(source)) return true;
+  private async isLodeVolume(mount: MountEntry): Promise<boolean> {
+    for (const name of this.catalog.poolNames()) if (await this.catalog.pool(name).holdsMount(mount)) return true;
     return false;
+  }
+
+  /** The block backend of a pool (temporary: until the node side knows directory backends). */
+  blockPool(name: string): BlockBackend {
+    return blockOf(this.catalog.pool(name));
   }
 
   /** A ready volume of this node, or NOT_FOUND. */
@@ -198,7 +208,7 @@ export class NodeKit {
   }
 
   /** True when the mount at a target is this volume's: same filesystem, or a bind of one of its devices. */
-  async belongsTo(m: MountEntry, r: VolumeRecord, pool: Pool): Promise<boolean> {
+  async belongsTo(m: MountEntry, r: VolumeRecord, pool: BlockBackend): Promise<boolean> {
     const devices = [await pool.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
     for (const d of devices) {
       if (m.devId === (await deviceNumber(d))) return true;

@@ -29,7 +29,7 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
     if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
     if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
     if (r.staging !== staging) throw failedPrecondition(`volume ${id} is not staged at ${staging}; call NodeStageVolume first`);
-    const pool = kit.catalog.pool(r.pool);
+    const pool = kit.blockPool(r.pool);
     const mounts = await readMountTable();
     const stagingMount = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
     if (r.accessType === 'mount' && !stagingMount) throw failedPrecondition(`volume ${id}'s staging mount at ${staging} is gone; stage it again`);
@@ -107,7 +107,7 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
         entry.removeIfEmpty();
         return {};
       }
-      const pool = kit.catalog.pool(r.pool);
+      const pool = kit.blockPool(r.pool);
       const pub = r.publications.find((p) => p.targetPath === target);
       if (m) {
         // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.

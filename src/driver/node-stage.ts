@@ -24,7 +24,7 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     const mounts = await readMountTable();
     if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it is never staged`);
     if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
-    const pool = kit.catalog.pool(r.pool);
+    const pool = kit.blockPool(r.pool);
     if (r.staging !== null && r.staging !== staging) {
       const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await pool.device(r);
       if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
@@ -127,7 +127,7 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
     const live: Publication[] = [];
     for (const p of r.publications) if (mountAt(mounts, p.targetPath)) live.push(p);
     if (live.length > 0) throw failedPrecondition(`volume ${id} is still published at ${live.map((p) => p.targetPath).join(', ')}`);
-    const pool = kit.catalog.pool(r.pool);
+    const pool = kit.blockPool(r.pool);
     if (m) {
       if (!(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
       const dir = kit.open(staging, 'staging_target_path', false);

@@ -15,7 +15,7 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
   if (req.volume_path === '') throw invalidArgument('volume_path is required');
   const r = kit.volume(id);
   const volumePath = kit.requirePathOf(r, req.volume_path, 'volume_path');
-  const pool = kit.catalog.pool(r.pool);
+  const pool = kit.blockPool(r.pool);
   let problem = await pool.problem(r);
   const m = await findMount(volumePath);
   if (!problem && !m && (r.accessType === 'mount' || volumePath !== r.staging)) problem = `${volumePath} is not mounted`;
@@ -55,7 +55,7 @@ export async function expand(kit: NodeKit, req: csi.NodeExpandVolumeRequest__Out
     // Kubernetes' resizer never calls ControllerExpandVolume on this node (see
     // controllerCapabilities), so the node grows the image itself.
     if (range.required > r.capacityBytes) await growBacking(kit.ctx, r, range);
-    const pool = kit.catalog.pool(r.pool);
+    const pool = kit.blockPool(r.pool);
     await pool.refreshDevice(r);
     if (r.accessType === 'mount') {
       const m = await findMount(volumePath);

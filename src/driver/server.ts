@@ -1,4 +1,5 @@
 // Starts the driver: opens the pools, binds the gRPC server to its unix socket (refusing a live one), and stops cleanly.
+import { createBackend } from '../backends/registry.js';
 import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -93,7 +94,7 @@ function serviceOf(name: string): protoLoader.ServiceDefinition {
 export async function startDriver(config: DriverConfig, makeObserver?: (ctx: DriverContext) => RpcObserver): Promise<RunningDriver> {
   const socketPath = socketPathOf(config.endpoint);
   await prepareSocket(socketPath);
-  const catalog = await VolumeCatalog.open(config.pools);
+  const catalog = await VolumeCatalog.open(config.pools.map(createBackend));
   const ctx = new DriverContext(config, catalog);
   const observer = makeObserver?.(ctx);
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.

@@ -1,8 +1,7 @@
 // Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on][,backend=loop]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
-import { BACKEND_NAMES, isBackendName } from './backends.js';
-import type { PoolConfig, PoolReserve } from './pool.js';
+import { BACKEND_NAMES, isBackendName, type PoolConfig, type PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend';

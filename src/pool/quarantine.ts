@@ -2,7 +2,7 @@
 
 /**
  * Why a volume is quarantined: its record is damaged or not Lode's, its record comes from a
- * newer driver (a rollback), or its image has no record file at all.
+ * newer driver (a rollback), or its storage has no record file at all.
  */
 export type QuarantineCause = 'unreadable-record' | 'newer-version' | 'no-record';
 
@@ -14,15 +14,15 @@ export interface QuarantinedVolume {
   problem: string;
   /** The record file, when there is one. */
   recordFile?: string;
-  /** The image file, when there is one. */
-  imageFile?: string;
-  /** Bytes the image takes; they stay counted as allocated in the pool. */
-  imageBytes: number;
+  /** Where its storage is (an image file, a directory...), when there is any. */
+  storage?: string;
+  /** Bytes the storage takes; they stay counted as allocated in the pool. */
+  storageBytes: number;
 }
 
 /** One line for an operator: which volume, where its files are, and why it is held. */
 export function describeQuarantine(q: QuarantinedVolume): string {
-  const files = [q.recordFile, q.imageFile].filter((f): f is string => f !== undefined).join(', ');
+  const files = [q.recordFile, q.storage].filter((f): f is string => f !== undefined).join(', ');
   return `volume ${q.id} in pool ${q.pool} is quarantined (${q.cause}: ${q.problem}); files: ${files}`;
 }
 

@@ -5,16 +5,15 @@ import { unmountIfMounted } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
-import { createPool } from './backends.js';
-import { volumesDir } from './loop-pool.js';
-import type { Pool, PoolConfig } from './pool.js';
+import type { Backend } from './backend.js';
+import { recordsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
 import { formatSize } from './sizes.js';
 import type { VolumeRecord } from './volume-record.js';
 
 interface PoolEntry {
-  pool: Pool;
+  pool: Backend;
   store: RecordStore;
   /** Bytes of served volumes and of quarantined images alike: both take the pool's space. */
   allocatedBytes: number;
@@ -42,20 +41,20 @@ export class VolumeCatalog implements PoolStatsSource {
 
   private constructor(readonly poolOrder: string[]) {}
 
-  /** Opens every pool, loads its records and finishes or undoes what a crash interrupted. */
-  static async open(configs: PoolConfig[]): Promise<VolumeCatalog> {
-    const catalog = new VolumeCatalog(configs.map((c) => c.name));
-    for (const config of configs) {
-      const pool = createPool(config);
-      const store = new RecordStore(volumesDir(config.dir));
-      await fs.mkdir(volumesDir(config.dir), { recursive: true, mode: 0o700 });
+  /** Opens every pool's backend, loads its records and finishes or undoes what a crash interrupted. */
+  static async open(backends: Backend[]): Promise<VolumeCatalog> {
+    const catalog = new VolumeCatalog(backends.map((b) => b.config.name));
+    for (const pool of backends) {
+      const config = pool.config;
+      const store = new RecordStore(recordsDir(config));
+      await fs.mkdir(recordsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
       const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
       const held = new Map<string, QuarantinedVolume>();
       for (const u of unusable) {
         held.set(u.id, {
-          id: u.id, pool: config.name, cause: u.newer ? 'newer-version' : 'unreadable-record', problem: u.problem, recordFile: u.file, imageBytes: 0,
+          id: u.id, pool: config.name, cause: u.newer ? 'newer-version' : 'unreadable-record', problem: u.problem, recordFile: u.file, storageBytes: 0,
         });
       }
       for (const r of records) {
@@ -70,12 +69,12 @@ export class VolumeCatalog implements PoolStatsSource {
       for (const img of unrecorded) {
         const q = held.get(img.id);
         if (q !== undefined) {
-          q.imageFile = img.image;
-          q.imageBytes = img.bytes;
+          q.storage = img.location;
+          q.storageBytes = img.bytes;
         } else {
           held.set(img.id, {
-            id: img.id, pool: config.name, cause: 'no-record', imageFile: img.image, imageBytes: img.bytes,
-            problem: 'an image with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
+            id: img.id, pool: config.name, cause: 'no-record', storage: img.location, storageBytes: img.bytes,
+            problem: 'storage with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
           });
         }
       }
@@ -83,7 +82,7 @@ export class VolumeCatalog implements PoolStatsSource {
         catalog.quarantineList.push(q);
         if (!catalog.quarantine.has(q.id)) catalog.quarantine.set(q.id, q);
         entry.quarantined += 1;
-        entry.allocatedBytes += q.imageBytes;
+        entry.allocatedBytes += q.storageBytes;
         log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
       }
     }
@@ -126,7 +125,7 @@ export class VolumeCatalog implements PoolStatsSource {
     return this.entries.has(name);
   }
 
-  pool(name: string): Pool {
+  pool(name: string): Backend {
     return this.entry(name).pool;
   }
 
@@ -177,7 +176,7 @@ export class VolumeCatalog implements PoolStatsSource {
    * Lode's own, which the next start rolls back. It turns "ready" only when all is done. Any
    * failure undoes all of it.
    */
-  async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Pool) => Promise<void>): Promise<VolumeRecord> {
+  async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Backend) => Promise<void>): Promise<VolumeRecord> {
     const q = this.quarantine.get(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
@@ -185,6 +184,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const available = this.statsOf(record.pool).availableBytes;
     if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
     record.state = 'creating';
+    e.pool.assign(record);
     this.add(record);
     try {
       await e.store.put(record);

@@ -57,10 +57,21 @@ export interface VolumeRecord {
   /** Mount flags used at stage time, so a second stage with other flags is told apart. */
   stagingFlags: string[];
   publications: Publication[];
+  /**
+   * What the backend chose for the volume before making its storage (a quota project id),
+   * written durably with the creating record; the core never reads it. An older driver that
+   * does not know it keeps it (it writes back the object it read).
+   */
+  backing?: Record<string, string | number>;
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+}
+
+function isBackingMap(v: unknown): v is Record<string, string | number> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+    && Object.values(v).every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isSafeInteger(x)));
 }
 
 function isPublication(v: unknown): v is Publication {
@@ -90,6 +101,7 @@ export function checkRecord(v: unknown): string | undefined {
   if (r.staging !== null && typeof r.staging !== 'string') return 'bad staging';
   if (!Array.isArray(r.stagingFlags) || !r.stagingFlags.every((f) => typeof f === 'string')) return 'bad stagingFlags';
   if (!Array.isArray(r.publications) || !r.publications.every(isPublication)) return 'bad publications';
+  if (r.backing !== undefined && !isBackingMap(r.backing)) return 'bad backing';
   return undefined;
 }
 

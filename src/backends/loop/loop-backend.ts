@@ -1,23 +1,31 @@
 // The loop-image backend: each volume is a preallocated image file in the pool directory, attached to a loop device.
 import { accessSync, promises as fs, constants as fsConstants, statSync } from 'node:fs';
 import * as path from 'node:path';
-import type { PoolStats } from './pool-stats.js';
-import { ExecError, run } from '../sys/exec.js';
-import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../sys/loop.js';
-import { log } from '../util/log.js';
-import type { Pool, PoolConfig, UnrecordedImage } from './pool.js';
-import type { VolumeRecord } from './volume-record.js';
+import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
+import { recordsDir, type PoolConfig } from '../../pool/pool.js';
+import type { PoolStats } from '../../pool/pool-stats.js';
+import type { VolumeRecord } from '../../pool/volume-record.js';
+import { ExecError, run } from '../../sys/exec.js';
+import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../../sys/loop.js';
+import type { MountEntry } from '../../sys/mounts.js';
+import { log } from '../../util/log.js';
 
 export const IMAGE_SUFFIX = '.img';
 
 const NO_LOOP = 'this kernel has no loop device support (/dev/loop-control is missing; try "modprobe loop")';
 
-/** The folder inside a pool directory that holds images and their records. */
-export function volumesDir(poolDir: string): string {
-  return path.join(poolDir, 'volumes');
+/**
+ * The folder that holds the images: the records' folder, as in every released version (the
+ * core finds its records by their suffix, this backend its images by theirs).
+ */
+export function imagesDir(config: Pick<PoolConfig, 'dir'>): string {
+  return recordsDir(config);
 }
 
-export class LoopPool implements Pool {
+export class LoopBackend implements BlockBackend {
+  readonly kind = 'block';
+  /** Images hold any filesystem the node makes, or none (raw block); they grow while in use. */
+  readonly capabilities: BackendCapabilities = { rawBlock: true, needsFormat: true, onlineGrowth: true };
   private readonly dir: string;
   /** For pools without a configured size: bytes in images + free beyond the reserve, at the last refresh. */
   private fsCapacityBytes = 0;
@@ -48,14 +56,14 @@ export class LoopPool implements Pool {
   private readonly known = new Map<string, string[]>();
 
   constructor(readonly config: PoolConfig) {
-    this.dir = volumesDir(config.dir);
+    this.dir = imagesDir(config);
   }
 
   imagePath(record: Pick<VolumeRecord, 'id'>): string {
     return path.join(this.dir, record.id + IMAGE_SUFFIX);
   }
 
-  async open(records: VolumeRecord[]): Promise<UnrecordedImage[]> {
+  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
     // The backend's own prerequisite, so the driver and the CLI need not know of loop devices.
     if (!(await loopSupported())) throw new Error(`pool ${this.config.name}: ${NO_LOOP}`);
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -70,7 +78,7 @@ export class LoopPool implements Pool {
     this.imageBytes.clear();
     this.imageBytesTotal = 0;
     const sizes = new Map(records.map((r) => [this.imagePath(r), r.capacityBytes]));
-    const unrecorded: UnrecordedImage[] = [];
+    const unrecorded: UnrecordedStorage[] = [];
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
       const id = name.slice(0, -IMAGE_SUFFIX.length);
@@ -82,13 +90,16 @@ export class LoopPool implements Pool {
       }
       const st = await fs.stat(image).catch(() => undefined);
       const bytes = st?.isFile() ? st.size : 0;
-      unrecorded.push({ id, image, bytes });
+      unrecorded.push({ id, location: image, bytes });
       // Its blocks are missing from the free space like every other image's, and the ledger counts it.
       this.setImageBytes(image, bytes);
     }
     await this.refresh();
     return unrecorded;
   }
+
+  /** Nothing to choose ahead: an image's name follows from the volume's id. */
+  assign(): void {}
 
   private setImageBytes(image: string, bytes: number): void {
     this.imageBytesTotal += bytes - (this.imageBytes.get(image) ?? 0);
@@ -253,9 +264,9 @@ export class LoopPool implements Pool {
     return undefined;
   }
 
-  async holdsSource(source: string): Promise<boolean> {
-    if (!/^\/dev\/loop\d+$/.test(source)) return false;
-    const backing = await backingFileOf(source);
+  async holdsMount(mount: MountEntry): Promise<boolean> {
+    if (!/^\/dev\/loop\d+$/.test(mount.source)) return false;
+    const backing = await backingFileOf(mount.source);
     return backing !== undefined && path.dirname(backing) === this.dir;
   }
 

@@ -1,0 +1,102 @@
+// The interface every storage backend implements: what a volume gives the node (a block device or a directory), and what the backend can do.
+import type { MountEntry } from '../sys/mounts.js';
+import type { PoolConfig } from './pool.js';
+import type { PoolStats } from './pool-stats.js';
+import type { VolumeRecord } from './volume-record.js';
+
+/** What a backend can do; the CSI handlers decide with these, never with a backend's name. */
+export interface BackendCapabilities {
+  /** Volumes can be published as raw block devices. */
+  rawBlock: boolean;
+  /** The node makes a filesystem on each volume (it is a bare block device until staged). */
+  needsFormat: boolean;
+  /** A grown volume can be used at its new size while mounted. */
+  onlineGrowth: boolean;
+  /**
+   * The filesystem every mount volume of the pool has, when the backend fixes it (a
+   * directory backend hands out directories of its own filesystem); undefined = the caller chooses.
+   */
+  fixedFsType?: string;
+}
+
+/** Backing storage found in a pool with no usable record of its own; left exactly as it is. */
+export interface UnrecordedStorage {
+  id: string;
+  /** Where it is, for the operator (a file, a directory, a logical volume). */
+  location: string;
+  /** Its size, which stays taken from the pool. */
+  bytes: number;
+}
+
+/** A volume's space as its backend enforces it (a directory's quota), for NodeGetVolumeStats. */
+export interface VolumeUsage {
+  totalBytes: number;
+  usedBytes: number;
+  availableBytes: number;
+  /** Inode figures when the backend limits or counts them. */
+  inodes?: { total: number; used: number; available: number };
+}
+
+/**
+ * What every backend does. The volume core decides what to do and when, records state and
+ * holds the ledger; the CSI handlers hold the locks. Every method is idempotent and safe to
+ * retry after a crash at any point inside it.
+ */
+interface BackendCore {
+  readonly config: PoolConfig;
+  readonly capabilities: BackendCapabilities;
+  /**
+   * Checks the backend's prerequisites (refusing, with a message that says how to fix it, a
+   * pool it cannot serve) and learns the state of the records' storage. Returns the storage of
+   * ids not among `records`, which it neither changes nor removes; `refresh` follows.
+   */
+  open(records: VolumeRecord[]): Promise<UnrecordedStorage[]>;
+  /**
+   * Chooses, with no I/O, whatever the backend must remember about a new volume before any of
+   * its storage exists (a quota project id), into `record.backing`; the core then writes the
+   * record durably, so a crash never leaves storage whose choices are unknown.
+   */
+  assign(record: VolumeRecord): void;
+  /** Capacity figures from memory (never a disk scan). `allocatedBytes` comes from the ledger. */
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats;
+  /** Re-reads what the underlying storage can still hold: one cheap query. */
+  refresh(): Promise<void>;
+  /** Creates or completes the storage for `record.capacityBytes`. */
+  allocate(record: VolumeRecord): Promise<void>;
+  /** Grows the storage to `record.capacityBytes`. */
+  grow(record: VolumeRecord): Promise<void>;
+  /** Removes the storage (detaching or unmounting what the backend itself set up); nothing there is not an error. */
+  release(record: VolumeRecord): Promise<void>;
+  /** Why the storage is unusable, or undefined when it is fine. */
+  problem(record: VolumeRecord): Promise<string | undefined>;
+  /** Whether a mount (as the mount table has it) shows one of this pool's volumes. */
+  holdsMount(mount: MountEntry): Promise<boolean>;
+  /** Whether the pool is usable right now (for Probe and /healthz); undefined when it is. */
+  healthy(): Promise<string | undefined>;
+}
+
+/** A backend whose volumes are block devices: the node formats and mounts them, or hands them out raw. */
+export interface BlockBackend extends BackendCore {
+  readonly kind: 'block';
+  /** A block device for the volume, attaching one if needed (a read-only one when asked). */
+  attach(record: VolumeRecord, readOnly?: boolean): Promise<string>;
+  /** Detaches every device of the volume. */
+  detach(record: VolumeRecord): Promise<void>;
+  /** Detaches one device (a read-only raw block publication's own device). */
+  detachDevice(device: string): Promise<void>;
+  /** The writable device of the volume if attached. */
+  device(record: VolumeRecord): Promise<string | undefined>;
+  /** Makes an attached device see the grown storage. */
+  refreshDevice(record: VolumeRecord): Promise<void>;
+}
+
+/** A backend whose volumes are directories with an enforced size: the node bind-mounts them. */
+export interface DirectoryBackend extends BackendCore {
+  readonly kind: 'directory';
+  /** The directory holding the volume's files; exists once `allocate` returned. */
+  directory(record: VolumeRecord): string;
+  /** The volume's limit and what it uses, as the backend enforces them. */
+  usage(record: VolumeRecord): Promise<VolumeUsage>;
+}
+
+export type Backend = BlockBackend | DirectoryBackend;
