@@ -1,17 +1,17 @@
 // The CSI Controller service for this node's pools: create, delete, list, validate, capacity and expansion.
 import type * as csi from '../csi/types.js';
 import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
-import { formatSize } from '../pool/sizes.js';
 import { mountAt, readMountTable } from '../sys/mounts.js';
-import type { BlockBackend as Pool } from '../pool/backend.js';
-import { blockOf } from './node-kit.js';
+import type { Backend } from '../pool/backend.js';
+import { attachedDevice, refreshAfterGrow } from './materialise.js';
+import { DEFAULT_FS_TYPE, minimumVolumeBytes, volumeFsType } from './pool-fit.js';
 import { newVolumeRecord, volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import { volumeIdForName, type DriverContext } from './context.js';
 import { growBacking } from './expansion.js';
 import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
 import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
-import { chooseSize, minimumFor, readRange, type Range } from './sizing.js';
+import { chooseSize, readRange, type Range } from './sizing.js';
 import { printable, requireName, requireVolumeId } from './validate.js';
 
 type ControllerCapability = _csi_v1_ControllerServiceCapability_RPC_Type__Output;
@@ -84,7 +84,10 @@ export function controllerService(ctx: DriverContext) {
       throw resourceExhausted(`node ${ctx.config.nodeId} is not among the requisite topologies; this driver provisions only on its own node`);
     }
     const accessType = caps[0]?.accessType ?? 'mount';
-    const fsType = accessType === 'block' ? '' : (caps.find((c) => c.fsType !== '')?.fsType || params.fsType || 'ext4');
+    const backend = catalog.pool(params.pool);
+    // The class's fsType parameter must suit the pool even when the capability names the filesystem.
+    if (params.fsType !== '' && accessType === 'mount') volumeFsType(backend, accessType, params.fsType);
+    const fsType = volumeFsType(backend, accessType, caps.find((c) => c.fsType !== '')?.fsType || params.fsType);
     const id = volumeIdForName(name);
 
     return ctx.locks.with([id], async () => {
@@ -100,13 +103,12 @@ export function controllerService(ctx: DriverContext) {
         if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
         return { volume: toCsiVolume(ctx, existing) };
       }
-      const pool = catalog.pool(params.pool).config;
-      const size = chooseSize(range, pool, fsType);
-      if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
-        throw resourceExhausted(`pool ${pool.name} on node ${ctx.config.nodeId} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
-      }
-      const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false });
-      await catalog.provision(record); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
+      const size = chooseSize(range, backend.config, minimumVolumeBytes(backend, fsType), fsType);
+      const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false,
+        formatted: !backend.capabilities.needsFormat });
+      // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
+      // the provisioner tries another node.
+      await catalog.provision(record);
       return { volume: toCsiVolume(ctx, record) };
     });
   }
@@ -117,7 +119,7 @@ export function controllerService(ctx: DriverContext) {
       const r = catalog.get(id);
       if (!r) return {}; // deleting what is gone is success (idempotency)
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it goes away with NodeUnpublishVolume`);
-      const holders = await holdersOf(r, blockOf(catalog.pool(r.pool)));
+      const holders = await holdersOf(r, catalog.pool(r.pool));
       if (holders.length > 0) throw failedPrecondition(`volume ${id} is in use: ${holders.join(', ')}`);
       await catalog.destroy(r);
       return {};
@@ -176,12 +178,12 @@ export function controllerService(ctx: DriverContext) {
     // One statfs: the disk's free space moves with whatever else writes there.
     await catalog.refresh(params.pool);
     const stats = catalog.statsOf(params.pool);
-    const pool = catalog.pool(params.pool).config;
+    const backend = catalog.pool(params.pool);
     const available = stats.availableBytes;
-    const minimum = minimumFor(params.fsType);
+    const minimum = minimumVolumeBytes(backend, backend.capabilities.fixedFsType !== undefined ? '' : params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
     // volume of this filesystem no longer fits, no request may look as if it would.
-    const maximum = available < minimum ? 0 : Math.min(available, pool.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
+    const maximum = available < minimum ? 0 : Math.min(available, backend.config.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
     return {
       available_capacity: String(available),
       maximum_volume_size: { value: String(maximum) },
@@ -201,9 +203,11 @@ export function controllerService(ctx: DriverContext) {
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
       if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
+      const backend = catalog.pool(r.pool);
       await growBacking(ctx, r, range);
-      await blockOf(catalog.pool(r.pool)).refreshDevice(r);
-      return { capacity_bytes: String(r.capacityBytes), node_expansion_required: true };
+      await refreshAfterGrow(r, backend);
+      // A directory volume's new limit holds at once; a block volume's filesystem grows on the node.
+      return { capacity_bytes: String(r.capacityBytes), node_expansion_required: backend.kind === 'block' };
     });
   }
 
@@ -222,10 +226,10 @@ export function controllerService(ctx: DriverContext) {
  * What still uses the volume, by the kernel's state (records can be stale after a reboot): its
  * mounts, and for a staged raw block volume, whose staging path holds no mount, its attached device.
  */
-async function holdersOf(r: VolumeRecord, pool: Pool): Promise<string[]> {
+async function holdersOf(r: VolumeRecord, backend: Backend): Promise<string[]> {
   const mounts = await readMountTable();
   const held = volumePaths(r).filter((p) => mountAt(mounts, p) !== undefined);
-  if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await pool.device(r)) !== undefined) {
+  if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await attachedDevice(r, backend)) !== undefined) {
     held.push(r.staging);
   }
   return held;

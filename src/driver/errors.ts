@@ -1,7 +1,7 @@
 // Typed driver errors carrying their gRPC status, and the single mapping from any thrown value to a status.
 import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../pool/quarantine.js';
-import { PoolFullError } from '../pool/volume-catalog.js';
+import { PoolFullError, VolumeTooLargeError } from '../pool/volume-catalog.js';
 import { NotEmpty, PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
 
@@ -28,6 +28,7 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof CsiError) return { code: err.code, details: err.message };
   // Full here may fit elsewhere: RESOURCE_EXHAUSTED is what makes the provisioner reschedule.
   if (err instanceof PoolFullError) return { code: status.RESOURCE_EXHAUSTED, details: err.message };
+  if (err instanceof VolumeTooLargeError) return { code: err.growth ? status.OUT_OF_RANGE : status.RESOURCE_EXHAUSTED, details: err.message };
   // A stage or publish path that cannot be used beneath its root is always the caller's path.
   if (err instanceof PathRefused) return { code: status.INVALID_ARGUMENT, details: err.message };
   if (err instanceof NotEmpty) return { code: status.FAILED_PRECONDITION, details: err.message };

@@ -1,13 +1,13 @@
 // Growing a volume's backing storage, shared by ControllerExpandVolume and NodeExpandVolume.
-import { formatSize } from '../pool/sizes.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import type { DriverContext } from './context.js';
 import { failedPrecondition, outOfRange } from './errors.js';
+import { minimumVolumeBytes } from './pool-fit.js';
 import { chooseSize, type Range } from './sizing.js';
 
 /**
- * Grows the image to at least `range.required` (never shrinks). An attached loop device keeps
- * its old size until the caller refreshes it; the filesystem is the caller's business too.
+ * Grows the volume's storage to at least `range.required` (never shrinks). An attached device keeps its
+ * old size until the caller refreshes it (materialise.ts); the filesystem is the caller's business too.
  * The caller holds the volume's lock.
  */
 export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Range): Promise<void> {
@@ -15,11 +15,9 @@ export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Ra
   if (range.limit > 0 && r.capacityBytes > range.limit) {
     throw outOfRange(`volume ${r.id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
   }
-  const pool = ctx.catalog.pool(r.pool);
-  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, pool.config, r.fsType);
+  const backend = ctx.catalog.pool(r.pool);
+  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, backend.config, minimumVolumeBytes(backend, r.fsType), r.fsType);
   if (size <= r.capacityBytes) return;
-  if (pool.config.maxVolumeBytes !== undefined && size > pool.config.maxVolumeBytes) {
-    throw outOfRange(`pool ${r.pool} makes volumes up to ${formatSize(pool.config.maxVolumeBytes)}; ${formatSize(size)} asked`);
-  }
-  await ctx.catalog.grow(r, size); // a full pool: PoolFullError, answered RESOURCE_EXHAUSTED
+  // A full pool: PoolFullError, answered RESOURCE_EXHAUSTED; past max-volume-size: OUT_OF_RANGE.
+  await ctx.catalog.grow(r, size);
 }

@@ -1,14 +1,15 @@
 // CSI inline ephemeral volumes: created, formatted and mounted by NodePublishVolume itself.
 import type * as csi from '../csi/types.js';
-import { formatSize } from '../pool/sizes.js';
-import { newVolumeRecord } from '../pool/volume-record.js';
-import { makeFilesystem } from '../sys/filesystem.js';
+import { newVolumeRecord, type VolumeRecord } from '../pool/volume-record.js';
 import { findMount, mountAt, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
 import { requireInlineAllowed } from './inline-policy.js';
-import { blockOf, endsReadOnly, mountFilesystem, readOnlyMount, type NodeKit } from './node-kit.js';
+import { mountVolume } from './materialise.js';
+import { endsReadOnly, readOnlyMount } from './mount-options.js';
+import type { NodeKit } from './node-kit.js';
+import { minimumVolumeBytes, volumeFsType } from './pool-fit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
@@ -38,45 +39,38 @@ export async function publishInline(
         return {};
       }
       // Mount lost (a reboot): mount the existing filesystem again.
-      const device = await kit.blockPool(existing.pool).attach(existing);
-      await mountInline(kit, target, device, existing.fsType || 'ext4', readOnly, cap.mountFlags);
+      await mountInline(kit, target, existing, existing.fsType || 'ext4', readOnly, cap.mountFlags);
       return {};
     }
     if (mountAt(mounts, target)) throw failedPrecondition(`something else is mounted at ${target}`);
     await kit.refuseNesting(target, mounts);
-    const pool = kit.catalog.pool(attrs.pool).config;
-    const fsType = cap.fsType || attrs.fsType || 'ext4';
-    const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, fsType);
+    const backend = kit.catalog.pool(attrs.pool);
+    const pool = backend.config;
+    const fsType = volumeFsType(backend, 'mount', cap.fsType || attrs.fsType);
+    const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, minimumVolumeBytes(backend, fsType), fsType);
     requireInlineAllowed(pool, size, kit.ctx.config.nodeId);
-    if (pool.maxVolumeBytes !== undefined && size > pool.maxVolumeBytes) {
-      throw resourceExhausted(`pool ${pool.name} makes volumes up to ${formatSize(pool.maxVolumeBytes)}; ${formatSize(size)} asked`);
-    }
     // Only Lode's own attributes are kept: the rest of volume_context (pod details, and any
     // service account tokens kubelet adds) must not reach a record on disk.
     const record = newVolumeRecord({
       id, name: id, pool: pool.name, capacityBytes: size, accessType: 'mount', fsType, parameters: lodeAttributes(req.volume_context),
-      ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }],
+      ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }], formatted: !backend.capabilities.needsFormat,
     });
-    await kit.catalog.provision(record, async (rec, b) => {
-      const p = blockOf(b);
-      const device = await p.attach(rec);
-      await makeFilesystem(device, fsType);
-      rec.formatted = true;
-      rec.filesystemBytes = rec.capacityBytes;
-      await mountInline(kit, target, device, fsType, readOnly, cap.mountFlags);
+    // A pool whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED like a full one.
+    await kit.catalog.provision(record, async (rec) => {
+      await mountInline(kit, target, rec, fsType, readOnly, cap.mountFlags);
       failpoint('inline:mounted');
     });
     return {};
   });
 }
 
-/** Makes the target directory (only it is ever removed again) and mounts the volume's filesystem there. */
-async function mountInline(kit: NodeKit, target: string, device: string, fsType: string, readOnly: boolean, flags: string[]): Promise<void> {
+/** Makes the target directory (only it is ever removed again) and makes the volume appear there (formatting it the first time). */
+async function mountInline(kit: NodeKit, target: string, r: VolumeRecord, fsType: string, readOnly: boolean, flags: string[]): Promise<void> {
   const entry = kit.open(target, 'target_path', true);
   let made = false;
   try {
     made = entry.makeDirectory();
-    await mountFilesystem(entry, device, fsType, readOnly, flags);
+    await mountVolume(entry, r, kit.catalog.pool(r.pool), { fsType, readOnly, flags });
   } catch (err) {
     if (made && !(await findMount(target))) entry.removeIfEmpty();
     throw err;

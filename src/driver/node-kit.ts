@@ -1,79 +1,14 @@
-// What the Node service's calls share: target paths resolved beneath their root, locks on volume and path, mount ownership, nesting and option checks.
+// What the Node service's calls share: target paths resolved beneath their root, locks on volume and path, and the nesting check.
 import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import type { Backend as Pool, BlockBackend } from '../pool/backend.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
-import { deviceNumber } from '../sys/device-id.js';
 import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
-import { ExecError } from '../sys/exec.js';
-import { findMount, mountDevice, unmountRef, type MountEntry } from '../sys/mounts.js';
-import { outsideCall } from '../util/call-signal.js';
+import type { MountEntry } from '../sys/mounts.js';
 import type { DriverContext } from './context.js';
-import { aborted, CsiError, failedPrecondition, internal, invalidArgument, notFound } from './errors.js';
+import { aborted, CsiError, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { isInside, printable, requireTargetPath } from './validate.js';
-
-export function blockOf(b: Pool): BlockBackend {
-  if (b.kind !== 'block') throw new Error(`pool ${b.config.name} is not a block backend`);
-  return b;
-}
-
-export function sameFlags(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
-}
-
-export function readOnlyMount(m: MountEntry): boolean {
-  return m.options.includes('ro');
-}
-
-/**
- * The options of a mount Lode makes: read-only wins over anything the caller's flags say
- * ("rw" is dropped and "ro" comes last, since mount(8) lets the last of two options win).
- */
-export function mountOptions(readOnly: boolean, flags: readonly string[]): string[] {
-  return readOnly ? [...flags.filter((f) => f !== 'rw'), 'ro'] : ['rw', ...flags];
-}
-
-/** Whether a mount made with `mountOptions(readOnly, flags)` comes out read-only: the last of "ro" and "rw" wins. */
-export function endsReadOnly(readOnly: boolean, flags: readonly string[]): boolean {
-  return mountOptions(readOnly, flags).filter((o) => o === 'ro' || o === 'rw').pop() === 'ro';
-}
-
-/**
- * Runs a mount that carries the caller's mount flags. mount(8) exits 32 when the kernel refuses
- * the mount, and with flags the caller chose, those are what the filesystem refused (a flag it
- * does not know, "uid=0" on ext4, "dax" on a loop device...): the caller's to fix.
- */
-export async function withCallerFlags<T>(flags: readonly string[], field: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (flags.length > 0 && err instanceof ExecError && err.exitCode === 32) {
-      throw invalidArgument(`${field}.mount_flags (${printable(flags.join(','))}) were refused by the filesystem: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-/**
- * Mounts the filesystem on `device` at an opened stage or publish entry, with the caller's
- * flags, and read-only when asked whatever the flags say: the one way a volume's filesystem is
- * mounted, for staging and for inline volumes alike.
- */
-export async function mountFilesystem(entry: AnchoredPath, device: string, fsType: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
-  await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
-    mountDevice(device, ref, fsType, mountOptions(readOnly, flags))));
-  if (readOnly) await ensureReadOnly(entry);
-}
-
-/** Fails, and takes the mount down again, when a mount that must be read-only is not. */
-export async function ensureReadOnly(anchored: AnchoredPath): Promise<void> {
-  const m = await findMount(anchored.path);
-  if (m && readOnlyMount(m)) return;
-  if (m) await outsideCall(() => unmountRef(anchored.ref)).catch(() => undefined);
-  throw internal(`the mount at ${anchored.path} came out writable although read-only was asked; it was taken down`);
-}
 
 interface Root {
   /** As configured, for the lexical check of a caller's path. */
@@ -195,26 +130,11 @@ export class NodeKit {
     return false;
   }
 
-  /** The block backend of a pool (temporary: until the node side knows directory backends). */
-  blockPool(name: string): BlockBackend {
-    return blockOf(this.catalog.pool(name));
-  }
-
   /** A ready volume of this node, or NOT_FOUND. */
   volume(id: string): VolumeRecord {
     const r = this.catalog.get(id);
     if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist on node ${this.ctx.config.nodeId}`);
     return r;
-  }
-
-  /** True when the mount at a target is this volume's: same filesystem, or a bind of one of its devices. */
-  async belongsTo(m: MountEntry, r: VolumeRecord, pool: BlockBackend): Promise<boolean> {
-    const devices = [await pool.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
-    for (const d of devices) {
-      if (m.devId === (await deviceNumber(d))) return true;
-      if (m.root === '/' + path.basename(d)) return true;
-    }
-    return false;
   }
 
   /** The real path of `p` if it is where the volume is staged or published, else NOT_FOUND. */

@@ -8,7 +8,9 @@ import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { publishInline } from './node-inline.js';
-import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags, type NodeKit } from './node-kit.js';
+import { isVolumeMount, publicationDevice, releasePublicationDevice } from './materialise.js';
+import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags } from './mount-options.js';
+import type { NodeKit } from './node-kit.js';
 import { EPHEMERAL_KEY } from './parameters.js';
 import { isInside, requireVolumeId } from './validate.js';
 
@@ -29,14 +31,14 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
     if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume published elsewhere`);
     if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
     if (r.staging !== staging) throw failedPrecondition(`volume ${id} is not staged at ${staging}; call NodeStageVolume first`);
-    const pool = kit.blockPool(r.pool);
+    const backend = kit.catalog.pool(r.pool);
     const mounts = await readMountTable();
     const stagingMount = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
     if (r.accessType === 'mount' && !stagingMount) throw failedPrecondition(`volume ${id}'s staging mount at ${staging} is gone; stage it again`);
     const known = r.publications.find((p) => p.targetPath === target);
     const m = mountAt(mounts, target);
     if (m) {
-      if (!known && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`something else is mounted at ${target}`);
+      if (!known && !(await isVolumeMount(m, r, backend))) throw failedPrecondition(`something else is mounted at ${target}`);
       // A read-only raw block publication is a read-write bind of a read-only device, so the record says which it is.
       const publishedReadOnly = r.accessType === 'block' && known ? known.readOnly : readOnlyMount(m);
       const wanted = r.accessType === 'block' ? readOnly : endsReadOnly(readOnly, cap.mountFlags);
@@ -66,15 +68,13 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
         if (readOnly) await ensureReadOnly(entry);
         failpoint('publish:mounted');
       } else {
-        // A read-only raw block publication gets its own read-only loop device: a read-only
-        // bind of a writable device node would still let the pod write.
-        const device = readOnly ? await pool.attach(r, true) : (await pool.device(r)) ?? (await pool.attach(r));
+        const device = await publicationDevice(r, backend, readOnly);
         if (readOnly) pub.device = device;
         made = entry.makeFile();
         try {
           await entry.withEntry('file', (ref) => bindMount(device, ref, entry.ref));
         } catch (err) {
-          if (readOnly) await outsideCall(() => pool.detachDevice(device));
+          if (readOnly) await outsideCall(() => releasePublicationDevice(backend, device));
           throw err;
         }
       }
@@ -107,12 +107,12 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
         entry.removeIfEmpty();
         return {};
       }
-      const pool = kit.blockPool(r.pool);
+      const backend = kit.catalog.pool(r.pool);
       const pub = r.publications.find((p) => p.targetPath === target);
       if (m) {
         // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
         if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
-        if (!pub && !(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
+        if (!pub && !(await isVolumeMount(m, r, backend))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
         await unmountRef(entry.ref);
         failpoint('unpublish:unmounted');
       }
@@ -120,7 +120,7 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
       // Publish refuses a directory with content, so what is in it now was written after the
       // unmount, by someone else: it stays, and the volume is unpublished all the same.
       if (entry.removeIfEmpty() === 'kept') log('warn', 'target kept after unpublish: something was written into it while unmounted', { id, target });
-      if (pub?.device) await pool.detachDevice(pub.device);
+      if (pub?.device) await releasePublicationDevice(backend, pub.device);
       if (r.ephemeral) {
         // Only unpublishing its own target ends an inline volume: a call naming another path
         // must not delete the image under the pod that still has it mounted.

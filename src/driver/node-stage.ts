@@ -1,16 +1,15 @@
-// NodeStageVolume and NodeUnstageVolume: attach, format once, mount at the staging path; and undo it.
+// NodeStageVolume and NodeUnstageVolume: make the volume appear at the staging path (see materialise.ts), and undo it.
 import type * as csi from '../csi/types.js';
 import { formatSize } from '../pool/sizes.js';
 import type { Publication } from '../pool/volume-record.js';
-import { deviceNumber } from '../sys/device-id.js';
-import { growFilesystem, growUnmountedExt4, makeFilesystem } from '../sys/filesystem.js';
-import { mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
-import { outsideCall } from '../util/call-signal.js';
+import { findMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
-import { endsReadOnly, mountFilesystem, readOnlyMount, sameFlags, type NodeKit } from './node-kit.js';
+import { attachedDevice, isVolumeMount, mountVolume, releaseFromNode, stageDevice, undoAttach } from './materialise.js';
+import { endsReadOnly, readOnlyMount, sameFlags } from './mount-options.js';
+import type { NodeKit } from './node-kit.js';
 import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
@@ -24,13 +23,17 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     const mounts = await readMountTable();
     if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it is never staged`);
     if (cap.accessType !== r.accessType) throw invalidArgument(`volume ${id} was created for ${r.accessType} access, not ${cap.accessType}`);
-    const pool = kit.blockPool(r.pool);
+    const backend = kit.catalog.pool(r.pool);
     if (r.staging !== null && r.staging !== staging) {
-      const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await pool.device(r);
+      const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await attachedDevice(r, backend);
       if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
     }
     const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
-    if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
+    if (r.formatted && fsType !== r.fsType) {
+      // A directory pool's volumes are its filesystem: asking for another is the caller's mistake.
+      if (!backend.capabilities.needsFormat) throw invalidArgument(`pool ${r.pool} holds ${r.fsType} directories; volume ${id} cannot be staged as ${fsType} (volume_capability.mount.fs_type)`);
+      throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
+    }
     if (!r.formatted && fsType !== '' && r.capacityBytes < minimumFor(fsType)) {
       throw invalidArgument(`volume ${id} has ${formatSize(r.capacityBytes)}; ${fsType} needs at least ${formatSize(minimumFor(fsType))} (volume_capability.mount.fs_type)`);
     }
@@ -39,60 +42,32 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
         throw alreadyExists(`volume ${id} is staged at ${staging} with other mount flags (${r.stagingFlags.join(',') || 'none'})`);
       }
     }
-    // Checked before attaching or formatting anything, so a refused stage leaves no loop device behind.
+    // Checked before attaching or formatting anything, so a refused stage leaves no device behind.
     const occupied = r.accessType === 'mount' ? mountAt(mounts, staging) : undefined;
     if (occupied) {
-      const own = await pool.device(r);
-      if (own === undefined || occupied.devId !== (await deviceNumber(own))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
+      if (!(await isVolumeMount(occupied, r, backend))) throw failedPrecondition(`another filesystem is mounted at ${staging}`);
       if (readOnlyMount(occupied) !== endsReadOnly(isReadOnlyMode(cap.mode), cap.mountFlags)) {
         throw alreadyExists(`volume ${id} is staged at ${staging} ${readOnlyMount(occupied) ? 'read-only' : 'read-write'}; unstage it to stage it otherwise`);
       }
     } else {
       await kit.refuseNesting(staging, mounts);
     }
-    // A missing or truncated image is the node's state, not a fault of the call.
-    const broken = await pool.problem(r);
+    // Missing or damaged storage is the node's state, not a fault of the call.
+    const broken = await backend.problem(r);
     if (broken !== undefined) throw failedPrecondition(`volume ${id} cannot be staged: ${broken}`);
-    const hadDevice = (await pool.device(r)) !== undefined;
+    const hadDevice = (await attachedDevice(r, backend)) !== undefined;
     const dir = kit.open(staging, 'staging_target_path', true);
     let madeDir = false;
-    let mounted = occupied !== undefined;
+    const mounted = occupied !== undefined;
     try {
       // A staging mount already there is this volume's (checked above): its root is no directory to make.
       if (!mounted) madeDir = dir.makeDirectory();
-      const device = await pool.attach(r);
-      failpoint('stage:attached');
-      // Whether the record must reach the disk before we answer: "formatted" must, or a
-      // power loss could make a later stage format over the user's data.
+      // Whether the record must reach the disk before we answer.
       let durable = false;
-      if (r.accessType === 'mount' && fsType !== '') {
-        // Anything mounted here is this volume (the check above refused anything else): a retry.
-        if (!r.formatted) {
-          // Format once: the record, not a probe of the device, says whether this volume
-          // was ever formatted. A crash before the record is saved only repeats the mkfs of
-          // a volume nobody could have written to yet (stage never returned) - unless the
-          // crash came after the mount, in which case the filesystem is there already.
-          if (!mounted) await makeFilesystem(device, fsType);
-          failpoint('stage:formatted');
-          r.formatted = true;
-          r.fsType = fsType;
-          r.filesystemBytes = r.capacityBytes;
-          durable = true;
-        }
-        const needsGrow = (r.filesystemBytes ?? r.capacityBytes) < r.capacityBytes;
-        if (!mounted) {
-          // A volume expanded while not staged grows here, before anyone uses it.
-          if (needsGrow && fsType === 'ext4') await growUnmountedExt4(device);
-          // A mount that failed, or came out writable and was taken down, leaves nothing mounted.
-          await mountFilesystem(dir, device, fsType, isReadOnlyMode(cap.mode), cap.mountFlags);
-          mounted = true;
-          failpoint('stage:mounted');
-        }
-        if (needsGrow) {
-          // A mount point cannot be renamed or replaced, so its real path is safe to name here.
-          if (fsType === 'xfs') await growFilesystem(device, staging, 'xfs');
-          r.filesystemBytes = r.capacityBytes;
-        }
+      if (r.accessType === 'mount') {
+        durable = await mountVolume(dir, r, backend, { fsType, readOnly: isReadOnlyMode(cap.mode), flags: cap.mountFlags, alreadyMounted: mounted });
+      } else {
+        await stageDevice(r, backend);
       }
       r.staging = staging;
       r.stagingFlags = cap.mountFlags;
@@ -100,9 +75,9 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
       return {};
     } catch (err) {
       // A refused stage leaves what it found: no device it attached, no directory it made.
-      if (!mounted) {
-        // Also after the call's deadline killed it: the undo runs outside the dead call.
-        if (!hadDevice) await outsideCall(() => pool.detach(r)).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
+      // A failure after the mount (a grow) leaves the mount: it is the volume's, and a retry finishes.
+      if (!mounted && !(await findMount(staging))) {
+        if (!hadDevice) await undoAttach(r, backend).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
         if (madeDir) dir.removeIfEmpty();
       }
       throw err;
@@ -127,9 +102,9 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
     const live: Publication[] = [];
     for (const p of r.publications) if (mountAt(mounts, p.targetPath)) live.push(p);
     if (live.length > 0) throw failedPrecondition(`volume ${id} is still published at ${live.map((p) => p.targetPath).join(', ')}`);
-    const pool = kit.blockPool(r.pool);
+    const backend = kit.catalog.pool(r.pool);
     if (m) {
-      if (!(await kit.belongsTo(m, r, pool))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
+      if (!(await isVolumeMount(m, r, backend))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
       const dir = kit.open(staging, 'staging_target_path', false);
       try {
         await unmountRef(dir.ref);
@@ -138,7 +113,7 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
       }
       failpoint('unstage:unmounted');
     }
-    await pool.detach(r);
+    await releaseFromNode(r, backend);
     failpoint('unstage:detached');
     r.staging = null;
     r.stagingFlags = [];

@@ -29,12 +29,11 @@ export function readRange(range: CapacityRange__Output | null | undefined): Rang
 }
 
 /**
- * The size to give: at least what is required and the filesystem minimum, rounded up to
+ * The size to give: at least what is required and `minimum` (see pool-fit.ts), rounded up to
  * whole MiB (4 KiB if a tight limit leaves no room for that), never over the limit. Whether
  * this node's pool can hold it is the caller's question: the answer differs per node.
  */
-export function chooseSize(range: Range, pool: Pick<PoolConfig, 'defaultVolumeBytes'>, fsType: string): number {
-  const minimum = minimumFor(fsType);
+export function chooseSize(range: Range, pool: Pick<PoolConfig, 'defaultVolumeBytes'>, minimum: number, fsType: string): number {
   let wanted = range.required > 0 ? range.required : pool.defaultVolumeBytes;
   if (range.required === 0 && range.limit > 0) wanted = Math.min(wanted, range.limit);
   wanted = Math.max(wanted, minimum);

@@ -29,6 +29,18 @@ export class PoolFullError extends Error {
   }
 }
 
+/**
+ * Raised when a volume, or a volume's growth, is larger than the pool's max-volume-size. A
+ * create is answered RESOURCE_EXHAUSTED (another node's pool may make it), a growth
+ * OUT_OF_RANGE (the volume cannot move).
+ */
+export class VolumeTooLargeError extends Error {
+  constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
+    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
+    this.name = 'VolumeTooLargeError';
+  }
+}
+
 export class VolumeCatalog implements PoolStatsSource {
   private readonly records = new Map<string, VolumeRecord>();
   /** Found at start-up; fixed for the life of the process (a repair takes a restart). */
@@ -180,6 +192,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const q = this.quarantine.get(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
+    this.requireWithinMax(e, record.capacityBytes, false);
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
     const available = this.statsOf(record.pool).availableBytes;
     if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
@@ -211,6 +224,12 @@ export class VolumeCatalog implements PoolStatsSource {
     }
     void this.refresh(record.pool);
     return record;
+  }
+
+  /** The pool's max-volume-size, the one place it is enforced. */
+  private requireWithinMax(e: PoolEntry, bytes: number, growth: boolean): void {
+    const max = e.pool.config.maxVolumeBytes;
+    if (max !== undefined && bytes > max) throw new VolumeTooLargeError(e.pool.config.name, max, bytes, growth);
   }
 
   /** Writes the record's current fields; `durable: false` for state a reboot voids (mounts). */
@@ -256,6 +275,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
+    this.requireWithinMax(e, newBytes, true);
     const available = this.statsOf(record.pool).availableBytes;
     if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;

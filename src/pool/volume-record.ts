@@ -143,9 +143,12 @@ export function volumePaths(r: VolumeRecord): string[] {
 
 /** What a caller decides about a new volume; the rest of its record starts the same for every volume. */
 export type NewVolume = Pick<VolumeRecord, 'id' | 'name' | 'pool' | 'capacityBytes' | 'accessType' | 'fsType' | 'parameters' | 'ephemeral'>
-  & Partial<Pick<VolumeRecord, 'stagingFlags' | 'publications'>>;
+  & Partial<Pick<VolumeRecord, 'stagingFlags' | 'publications' | 'formatted'>>;
 
-/** A record for a volume about to be made: not yet formatted, staged or (unless given) published. */
+/**
+ * A record for a volume about to be made: not yet staged or (unless given) published, and not
+ * formatted unless it comes with its filesystem (a directory pool's volume).
+ */
 export function newVolumeRecord(v: NewVolume): VolumeRecord {
   return {
     version: RECORD_VERSION, state: 'creating', formatted: false, createdAt: new Date().toISOString(), staging: null,

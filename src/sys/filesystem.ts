@@ -1,14 +1,23 @@
-// Filesystems on block devices: detect, create, grow and check for errors (ext4 and xfs).
+// Filesystems of volumes: the kinds Lode knows, and on block devices create, grow and check for errors (ext4 and xfs).
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { outsideCall } from '../util/call-signal.js';
 import { ExecError, run } from './exec.js';
 
-export const SUPPORTED_FS_TYPES = ['ext4', 'xfs'] as const;
+/** Every filesystem a volume can have: made on a block device, or the one a directory pool lives on (btrfs only there). */
+export const SUPPORTED_FS_TYPES = ['ext4', 'xfs', 'btrfs'] as const;
 export type FsType = (typeof SUPPORTED_FS_TYPES)[number];
 
 export function isSupportedFsType(v: string): v is FsType {
   return (SUPPORTED_FS_TYPES as readonly string[]).includes(v);
+}
+
+/** The filesystems Lode makes on a block device (and grows). */
+export const FORMATTABLE_FS_TYPES = ['ext4', 'xfs'] as const;
+export type FormattableFsType = (typeof FORMATTABLE_FS_TYPES)[number];
+
+export function isFormattable(v: string): v is FormattableFsType {
+  return (FORMATTABLE_FS_TYPES as readonly string[]).includes(v);
 }
 
 /**
@@ -26,7 +35,7 @@ export const XFS_COMPAT_OPTIONS: readonly string[] = ['-m', 'bigtime=0,inobtcoun
  * and the kernel refuses to grow such a filesystem online. xfs is made mountable by older
  * kernels (XFS_COMPAT_OPTIONS). Neither tool discards, since a fresh image is already zero.
  */
-export async function makeFilesystem(device: string, fsType: FsType): Promise<void> {
+export async function makeFilesystem(device: string, fsType: FormattableFsType): Promise<void> {
   if (fsType === 'ext4') {
     await run('mkfs.ext4', ['-F', '-q', '-b', '4096', '-m', '0', '-E', 'nodiscard,lazy_itable_init=1,lazy_journal_init=1', device]);
   } else {
@@ -42,7 +51,7 @@ export class OnlineGrowRefused extends Error {}
  * growth needs CAP_SYS_RESOURCE; without it the kernel answers EPERM, reported as
  * OnlineGrowRefused so the caller can say so (the offline grow at the next stage still works).
  */
-export async function growFilesystem(device: string, mountPoint: string, fsType: FsType): Promise<void> {
+export async function growFilesystem(device: string, mountPoint: string, fsType: FormattableFsType): Promise<void> {
   if (fsType === 'xfs') {
     await run('xfs_growfs', [mountPoint]);
     return;

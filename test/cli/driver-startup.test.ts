@@ -35,7 +35,7 @@ test('bad flags and missing pieces stop the driver with a message naming the pro
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},reserve=lots`], /reserve: "lots" is not a size/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},size=1Gi,reserve=10%`], /reserve applies to pools without size=/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},inline-max-size=0`], /inline-max-size: must be positive/],
-      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=zfs`], /backend "zfs" is not supported \(supported: loop\)/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=zfs`], /backend "zfs" is not supported \(supported: loop, dir\)/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},direct-io=maybe`], /direct-io must be on or off, not "maybe"/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--capacity-refresh', '0'], /--capacity-refresh "0"/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool-config', `${dir}/none`], /--pool-config .*none has no file "n1"/],
