@@ -1,4 +1,4 @@
-// Parses a pool specification "NAME=DIR[,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on][,backend=loop]".
+// Parses a pool specification "NAME=DIR[,backend=loop|dir][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
 import { BACKEND_NAMES, isBackendName, type PoolConfig, type PoolReserve } from './pool.js';
@@ -14,6 +14,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
   const [dir = '', ...opts] = spec.slice(eq + 1).split(',');
   if (!path.isAbsolute(dir)) throw new Error(`pool "${name}": directory "${dir}" must be an absolute path`);
   const config: PoolConfig = { name, backend: 'loop', dir: path.resolve(dir), defaultVolumeBytes: GiB, directIo: true };
+  let directIoGiven = false;
   for (const opt of opts) {
     const [key = '', value = ''] = opt.split('=', 2);
     const size = () => {
@@ -34,6 +35,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
       case 'direct-io':
         if (value !== 'on' && value !== 'off') throw new Error(`pool "${name}": direct-io must be on or off, not "${value}"`);
         config.directIo = value === 'on';
+        directIoGiven = true;
         break;
       case 'backend':
         if (!isBackendName(value)) throw new Error(`pool "${name}": backend "${value}" is not supported (supported: ${BACKEND_NAMES.join(', ')})`);
@@ -43,6 +45,8 @@ export function parsePoolSpec(spec: string): PoolConfig {
         throw new Error(`pool "${name}": unknown option "${key}" (known: ${KNOWN})`);
     }
   }
+  // Only loop devices have a data path to choose; a directory volume is the disk itself.
+  if (directIoGiven && config.backend !== 'loop') throw new Error(`pool "${name}": direct-io applies to backend=loop only (a ${config.backend} volume's data goes straight to its filesystem)`);
   // A sized pool's budget is fixed; a reserve there would be a second, conflicting limit.
   if (config.sizeBytes !== undefined && config.reserve !== undefined) {
     throw new Error(`pool "${name}": reserve applies to pools without size= (they follow their filesystem's free space); give one or the other`);
