@@ -29,8 +29,8 @@ test('every example renders, validates and adds no central workload', { skip }, 
   }
 });
 
-test('per-node-pools: node keys parse with the driver\'s parser and every class has a pool somewhere', { skip }, async () => {
-  const objects = await renderKustomization(path.join(EXAMPLES, 'per-node-pools'));
+for (const example of ['per-node-pools', 'quota-directories']) test(`${example}: node keys parse with the driver's parser and every class has a pool somewhere`, { skip }, async () => {
+  const objects = await renderKustomization(path.join(EXAMPLES, example));
   const cm = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
   const data = cm['data'] as Record<string, string>;
   assert.deepEqual(Object.keys(data).sort(), ['default', 'worker-1', 'worker-2'], 'node keys merged into the base ConfigMap');
