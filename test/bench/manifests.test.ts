@@ -46,7 +46,13 @@ spec:
   });
 
   it('parses pools and quantities', () => {
-    assert.deepEqual(parsePoolsAnnotation('fast=2Gi, bulk=512Mi'), [{ name: 'fast', sizeBytes: 2 * 2 ** 30 }, { name: 'bulk', sizeBytes: 512 * 2 ** 20 }]);
+    assert.deepEqual(parsePoolsAnnotation('fast=2Gi, bulk=512Mi'), [
+      { name: 'fast', sizeBytes: 2 * 2 ** 30, backend: 'loop' }, { name: 'bulk', sizeBytes: 512 * 2 ** 20, backend: 'loop' },
+    ]);
+    assert.deepEqual(parsePoolsAnnotation('quota=dir:300Mi,local=loop:1Gi'), [
+      { name: 'quota', sizeBytes: 300 * 2 ** 20, backend: 'dir' }, { name: 'local', sizeBytes: 2 ** 30, backend: 'loop' },
+    ]);
+    assert.throws(() => parsePoolsAnnotation('quota=zfs:1Gi'), /backend "zfs" is not loop or dir/);
     assert.equal(parseQuantity('500m'), 0.5);
     assert.equal(parseQuantity('1.5G'), 1.5e9);
     assert.equal(parseQuantity('1e3'), 1000);

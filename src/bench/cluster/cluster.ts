@@ -293,6 +293,7 @@ export class Cluster {
         }
       }
       await n.driver.stop();
+      await n.driver.releaseMedia().catch((err: unknown) => problems.push(`${n.name}: releasing its disks: ${(err as Error).message}`));
       n.driver.closeLog();
     }
     try {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../csi/client.js';
 import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
+import { BtrfsMedium } from './btrfs-medium.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -12,6 +13,8 @@ const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 export interface PoolSpec {
   name: string;
   sizeBytes: number;
+  /** loop: image files in a directory; dir: quota directories on a btrfs of the node's own. */
+  backend: 'loop' | 'dir';
 }
 
 export interface NodeDriverOptions {
@@ -37,6 +40,8 @@ export class NodeDriver {
   private csi: CsiClient | undefined;
   private recentOutput = '';
   readonly installed: boolean;
+  /** The disks of this node's dir pools, kept across driver restarts as a node's disks are. */
+  private readonly media = new Map<string, BtrfsMedium>();
 
   constructor(private readonly opts: NodeDriverOptions) {
     this.nodeName = opts.nodeName;
@@ -89,9 +94,10 @@ export class NodeDriver {
     const args = [...DRIVER_NODE_FLAGS, MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
       mkdirSync(this.poolDir(p.name), { recursive: true });
+      if (p.backend === 'dir') await this.medium(p).ensure();
       // The bench's nodes allow inline ephemeral volumes up to the pool's size, so scenarios
       // show what the scheduler does not see (a real pool allows them only with this option).
-      args.push('--pool', `${p.name}=${this.poolDir(p.name)},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
+      args.push('--pool', `${p.name}=${this.poolDir(p.name)},backend=${p.backend},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
     }
     args.push('--target-root', this.kubeletDir);
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
@@ -160,6 +166,22 @@ export class NodeDriver {
     this.csi = undefined;
     child.kill('SIGKILL');
     await this.exited;
+  }
+
+  private medium(p: PoolSpec): BtrfsMedium {
+    let m = this.media.get(p.name);
+    if (m === undefined) {
+      mkdirSync(join(this.opts.nodeDir, 'media'), { recursive: true });
+      m = new BtrfsMedium(join(this.opts.nodeDir, 'media', `${p.name}.img`), this.poolDir(p.name), p.sizeBytes);
+      this.media.set(p.name, m);
+    }
+    return m;
+  }
+
+  /** Takes down the disks of dir pools once the driver is stopped for good. */
+  async releaseMedia(): Promise<void> {
+    for (const m of this.media.values()) await m.release();
+    this.media.clear();
   }
 
   closeLog(): void {

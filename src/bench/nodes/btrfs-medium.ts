@@ -1,0 +1,46 @@
+// A simulated node's disk for a quota-directory pool: a real btrfs with quotas on, in a sparse image behind a loop device.
+import { mkdirSync, rmSync, truncateSync } from 'node:fs';
+import { run } from '../../sys/exec.js';
+import { attachNewLoop, detachLoop } from '../../sys/loop.js';
+import { findMount, unmountIfMounted } from '../../sys/mounts.js';
+
+const MiB = 2 ** 20;
+
+/**
+ * The image's size for a pool handing out `poolBytes`: btrfs keeps metadata (twice, on one
+ * device) and its own reserve, and the dir backend never offers more than the filesystem can
+ * physically still hold, so the disk gets room beyond the pool's size. Sparse: it costs what
+ * is written.
+ */
+export function mediumBytes(poolBytes: number): number {
+  return Math.ceil((poolBytes * 1.5 + 160 * MiB) / MiB) * MiB;
+}
+
+/** Where one medium lives: its image, and the directory it is mounted at (the pool's directory). */
+export class BtrfsMedium {
+  private device: string | undefined;
+
+  constructor(readonly image: string, readonly mountPoint: string, readonly poolBytes: number) {}
+
+  /** Makes the filesystem the first time, and mounts it with quotas on; a medium already mounted is kept. */
+  async ensure(): Promise<void> {
+    if (await findMount(this.mountPoint)) return;
+    mkdirSync(this.mountPoint, { recursive: true });
+    const fresh = this.device === undefined;
+    truncateSync(this.image, mediumBytes(this.poolBytes));
+    const { device } = await attachNewLoop(this.image, false, true);
+    this.device = device;
+    // Mixed block groups: the layout btrfs recommends for filesystems under a few GiB.
+    if (fresh) await run('mkfs.btrfs', ['-q', '-f', '-M', device]);
+    await run('mount', [device, this.mountPoint]);
+    await run('btrfs', ['quota', 'enable', this.mountPoint]);
+  }
+
+  /** Unmounts it, detaches the device and removes the image: the bench's nodes end with their run. */
+  async release(): Promise<void> {
+    await unmountIfMounted(this.mountPoint);
+    if (this.device !== undefined) await detachLoop(this.device);
+    this.device = undefined;
+    rmSync(this.image, { force: true });
+  }
+}
