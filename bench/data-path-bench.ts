@@ -7,7 +7,8 @@ import { run } from '../src/sys/exec.js';
 import { listLoopDevices } from '../src/sys/loop.js';
 import { DriverHarness, type PoolSpec, mountCap } from '../test/helpers/driver-harness.js';
 import { parseFioJson, type FioResult } from './fio-json.js';
-import { GiB, lodeLifecycle, median, toolsLifecycle } from './lifecycle.js';
+import { BtrfsMedium } from '../src/bench/nodes/btrfs-medium.js';
+import { btrfsToolsLifecycle, GiB, lodeLifecycle, median, toolsLifecycle } from './lifecycle.js';
 
 /**
  * The backends measured, one entry each. A new backend is one more entry: its pool options, how
@@ -19,6 +20,12 @@ interface Backend {
   /** Column heading. */
   label: string;
   pool: PoolSpec;
+  /** The filesystem its volumes are asked for ('' = the pool's own, for a dir pool). */
+  fsType: string;
+  /** Prepares the pool's own disk (a dir pool's btrfs) under `workDir`; returns the pool directory on it. */
+  medium?: { prepare(workDir: string): Promise<string>; release(): Promise<void> };
+  /** The directory on the pool's filesystem where the medium's jobs run (default: beside the pool directory). */
+  mediumDir?(poolDir: string): string;
   /** What the kernel actually gave the published volume, e.g. whether a loop device runs direct I/O. */
   dataPath(poolDir: string): Promise<string>;
   /** The same system work as Lode's lifecycle, done with the tools by hand in `dir`; milliseconds. */
@@ -34,16 +41,44 @@ async function loopDataPath(poolDir: string): Promise<string> {
   return states.join(', ') || 'no loop device found';
 }
 
+/** The dir pool's disk: a btrfs with quotas on, in a sparse image on the same host filesystem as the loop pools. */
+function btrfsMedium(poolBytes: number): NonNullable<Backend['medium']> {
+  let medium: BtrfsMedium | undefined;
+  return {
+    async prepare(workDir) {
+      medium = new BtrfsMedium(path.join(workDir, 'btrfs.img'), path.join(workDir, 'btrfs'), poolBytes);
+      await medium.ensure();
+      await fs.mkdir(path.join(medium.mountPoint, 'pool'));
+      return path.join(medium.mountPoint, 'pool');
+    },
+    async release() {
+      await medium?.release();
+    },
+  };
+}
+
 const BACKENDS: Backend[] = [
+  {
+    label: 'dir (btrfs qgroup)',
+    pool: { name: 'dir-btrfs', size: '6Gi', extra: 'backend=dir' },
+    fsType: '',
+    medium: btrfsMedium(6 * GiB),
+    // A plain directory of the same btrfs, beside the pool (and outside its volumes).
+    mediumDir: (poolDir) => path.join(path.dirname(poolDir), 'medium'),
+    dataPath: async () => 'native (a subvolume bind-mounted)',
+    toolsLifecycle: (dir, i) => btrfsToolsLifecycle(dir, i),
+  },
   {
     label: 'loop, direct I/O',
     pool: { name: 'loop-dio', size: '6Gi', extra: 'direct-io=on' },
+    fsType: 'ext4',
     dataPath: loopDataPath,
     toolsLifecycle: (dir, i) => toolsLifecycle(dir, i, true, true),
   },
   {
     label: 'loop, buffered',
     pool: { name: 'loop-buf', size: '6Gi', extra: 'direct-io=off' },
+    fsType: 'ext4',
     dataPath: loopDataPath,
     toolsLifecycle: (dir, i) => toolsLifecycle(dir, i, true, false),
   },
@@ -118,19 +153,20 @@ async function fsDescription(dir: string): Promise<string> {
 interface Published { id: string; staging: string; target: string }
 
 /** Creates, stages and publishes a volume on `pool`, listing it in `taken` as soon as it exists so that cleanup finds it. */
-async function publish(h: DriverHarness, pool: string, taken: Published[]): Promise<Published> {
+async function publish(h: DriverHarness, pool: string, fsType: string, taken: Published[]): Promise<Published> {
   const tag = `fio-${pool}`;
   const staging = h.stagingPath(tag);
   const target = h.targetPath(tag);
   await fs.mkdir(path.dirname(target), { recursive: true });
+  const cap = mountCap(fsType);
   const v = await h.client.createVolume({
-    name: tag, capacity_range: { required_bytes: VOLUME_BYTES }, volume_capabilities: [mountCap()], parameters: { pool },
+    name: tag, capacity_range: { required_bytes: VOLUME_BYTES }, volume_capabilities: [cap], parameters: { pool },
   });
   const id = v.volume?.volume_id ?? '';
   const pub = { id, staging, target };
   taken.push(pub);
-  await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: mountCap() });
-  await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCap() });
+  await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: cap });
+  await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: cap });
   return pub;
 }
 
@@ -160,20 +196,20 @@ function fmtStats(s: Stats): string {
 
 /** Control path, per backend: Lode's whole lifecycle over CSI against the same tools by hand, backends interleaved. */
 async function lifecycleRatios(h: DriverHarness, runs: number): Promise<void> {
-  console.log(`\nControl path: 1 GiB ext4 volume, create -> stage -> publish -> unpublish -> unstage -> delete (median of ${runs})`);
+  console.log(`\nControl path: 1 GiB volume (ext4 on loop pools, the pool's own filesystem on dir pools), create -> stage -> publish -> unpublish -> unstage -> delete (median of ${runs})`);
   const rows = await Promise.all(BACKENDS.map(async (b) => ({
     b, rawDir: await fs.mkdtemp(path.join(path.dirname(h.poolDir(b.pool.name)), 'raw-')), lode: [] as number[], tools: [] as number[],
   })));
   for (const { b, rawDir } of rows) {
     // Warm-up of both: first calls on this pool, first tool runs on this directory.
     await b.toolsLifecycle(rawDir, 999);
-    await lodeLifecycle(h, 999, b.pool.name);
+    await lodeLifecycle(h, 999, b.pool.name, b.fsType);
   }
   for (let i = 0; i < runs; i++) {
     for (const { b, rawDir, lode, tools } of rows) {
       abort.signal.throwIfAborted();
       tools.push(await b.toolsLifecycle(rawDir, i));
-      lode.push(await lodeLifecycle(h, i, b.pool.name));
+      lode.push(await lodeLifecycle(h, i, b.pool.name, b.fsType));
     }
   }
   console.log('| backend | tools by hand | Lode over CSI | ratio |');
@@ -208,7 +244,13 @@ async function main(): Promise<void> {
   });
 
   const started = Date.now();
-  const h = await DriverHarness.start({ pools: BACKENDS.map((b) => b.pool) });
+  const mediaDir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-media-'));
+  const pools: PoolSpec[] = [];
+  for (const b of BACKENDS) pools.push(b.medium ? { ...b.pool, dir: await b.medium.prepare(mediaDir) } : b.pool);
+  const h = await DriverHarness.start({ pools }).catch(async (err: unknown) => {
+    for (const b of BACKENDS) await b.medium?.release();
+    throw err;
+  });
   const published: Published[] = [];
   try {
     const fioVersion = (await run('fio', ['--version'])).stdout.trim();
@@ -224,7 +266,7 @@ async function main(): Promise<void> {
       const dev = (await fs.stat(poolDir)).dev;
       let mediumIndex = mediumByDev.get(dev);
       if (mediumIndex === undefined) {
-        const dir = path.join(path.dirname(poolDir), `medium-${b.pool.name}`);
+        const dir = b.mediumDir?.(poolDir) ?? path.join(path.dirname(poolDir), `medium-${b.pool.name}`);
         await fs.mkdir(dir);
         if ((await fs.stat(dir)).dev !== dev) throw new Error(`${dir} is not on the filesystem of pool ${b.pool.name} (${poolDir})`);
         mediumIndex = targets.length;
@@ -232,9 +274,9 @@ async function main(): Promise<void> {
         targets.push({ label: 'medium', dir });
         console.log(`\nmedium: ${dir} (${await fsDescription(dir)})`);
       }
-      const p = await publish(h, b.pool.name, published);
+      const p = await publish(h, b.pool.name, b.fsType, published);
       volumeTargets.push({ label: b.label, dir: p.target, mediumIndex });
-      console.log(`${b.label}: pool ${poolDir}, volume ${p.id} (ext4, ${VOLUME_BYTES / GiB} GiB) published at ${p.target}; ${await b.dataPath(poolDir)}`);
+      console.log(`${b.label}: pool ${poolDir}, volume ${p.id} (${b.fsType || 'the pool\'s filesystem'}, ${VOLUME_BYTES / GiB} GiB) published at ${p.target}; ${await b.dataPath(poolDir)}`);
     }
     targets.push(...volumeTargets);
 
@@ -286,6 +328,8 @@ async function main(): Promise<void> {
       process.exitCode = process.exitCode ?? 1;
     }
     await h.cleanup();
+    for (const b of BACKENDS) await b.medium?.release().catch((err: unknown) => console.error(`releasing ${b.label}'s disk: ${(err as Error).message}`));
+    await fs.rm(mediaDir, { recursive: true, force: true });
   }
 }
 

@@ -21,19 +21,23 @@ export async function timeMs(fn: () => Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
 
-/** One 1 GiB ext4 volume through Lode's whole lifecycle, on `pool` (the driver's default without one). */
-export async function lodeLifecycle(h: DriverHarness, i: number, pool?: string): Promise<number> {
+/**
+ * One 1 GiB volume through Lode's whole lifecycle, on `pool` (the driver's default without
+ * one): ext4, or with `fsType` '' the pool's own filesystem (a dir pool's).
+ */
+export async function lodeLifecycle(h: DriverHarness, i: number, pool?: string, fsType = 'ext4'): Promise<number> {
   const tag = pool ? `life-${pool}-${i}` : `life-${i}`;
   const staging = h.stagingPath(tag);
   const target = h.targetPath(tag);
   await fs.mkdir(path.dirname(target), { recursive: true });
   return timeMs(async () => {
+    const cap = mountCap(fsType);
     const v = await h.client.createVolume({
-      name: tag, capacity_range: { required_bytes: GiB }, volume_capabilities: [mountCap()], parameters: pool ? { pool } : {},
+      name: tag, capacity_range: { required_bytes: GiB }, volume_capabilities: [cap], parameters: pool ? { pool } : {},
     });
     const id = v.volume?.volume_id ?? '';
-    await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: mountCap() });
-    await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: mountCap() });
+    await h.client.nodeStageVolume({ volume_id: id, staging_target_path: staging, volume_capability: cap });
+    await h.client.nodePublishVolume({ volume_id: id, staging_target_path: staging, target_path: target, volume_capability: cap });
     await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
     await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
     await h.client.deleteVolume({ volume_id: id });
@@ -60,5 +64,25 @@ export async function toolsLifecycle(dir: string, i: number, preallocate: boolea
     await run('losetup', ['--detach', dev]);
     await fs.rm(image);
     await fs.rmdir(staging);
+  });
+}
+
+/** The same system work for a quota directory on btrfs, by hand: a subvolume with a limit, bound at the staging path and the target. */
+export async function btrfsToolsLifecycle(dir: string, i: number): Promise<number> {
+  const subvolume = path.join(dir, `raw-${i}`);
+  const staging = path.join(dir, `raw-stage-${i}`);
+  const target = path.join(dir, `raw-target-${i}`);
+  return timeMs(async () => {
+    await run('btrfs', ['subvolume', 'create', subvolume]);
+    await run('btrfs', ['qgroup', 'limit', String(GiB), subvolume]);
+    await fs.mkdir(staging);
+    await run('mount', ['--bind', subvolume, staging]);
+    await fs.mkdir(target);
+    await run('mount', ['--bind', staging, target]);
+    await run('umount', [target]);
+    await fs.rmdir(target);
+    await run('umount', [staging]);
+    await fs.rmdir(staging);
+    await run('btrfs', ['subvolume', 'delete', subvolume]);
   });
 }
