@@ -60,8 +60,8 @@ export async function directoryProject(dir: string): Promise<DirectoryProject> {
   const { stdout } = await run('xfs_io', ['-r', '-c', 'lsproj', '-c', 'lsattr', dir]);
   const id = /^projid = (\d+)$/m.exec(stdout)?.[1];
   if (id === undefined) throw new Error(`xfs_io printed no project id for ${dir}: ${stdout.trim()}`);
-  // lsattr prints the flags as one word of letters and dashes, then the path.
-  const flags = stdout.split('\n').find((l) => /^[-A-Za-z]+ /.test(l))?.split(' ')[0] ?? '';
+  // lsattr prints the flags as one word of letters and dashes ("--------P--------"), then the path.
+  const flags = stdout.split('\n').find((l) => !l.startsWith('projid') && /^[-A-Za-z]+ \S/.test(l))?.split(' ')[0] ?? '';
   return { projectId: Number(id), inherit: flags.includes('P') };
 }
 

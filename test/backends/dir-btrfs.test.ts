@@ -1,10 +1,11 @@
 // The `dir` backend on this host's own kernel: btrfs subvolumes with qgroup limits, and the refusal of filesystems that cannot hold a directory to a size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { DirBackend } from '../../src/backends/dir/dir-backend.js';
 import { createSubvolume, setQgroupLimit } from '../../src/sys/btrfs.js';
-import { dirBackendTests, poolConfig, scratchFilesystem, sh, type DirFs } from './dir-scenarios.js';
+import { dirBackendTests, MiB, poolConfig, record, scratchFilesystem, sh, type DirFs } from './dir-scenarios.js';
 
 const btrfs: DirFs = {
   fsType: 'btrfs',
@@ -77,4 +78,22 @@ test('a filesystem with no per-directory limits at all (tmpfs) is refused with w
   });
   const b = new DirBackend(poolConfig(path.join(dir, 'pool')));
   await assert.rejects(b.open([]), /^Error: pool quota-pool: .* is on tmpfs .*needs XFS mounted with prjquota/);
+});
+
+test('btrfs: release deletes subvolumes a volume\'s user nested inside it, which the kernel would not delete with it', async (t) => {
+  const mnt = await btrfs.make(t);
+  const config = poolConfig(path.join(mnt, 'pool'));
+  const b = new DirBackend(config);
+  await b.open([]);
+  const r = record(64 * MiB);
+  b.assign(r);
+  await b.allocate(r);
+  await createSubvolume(path.join(b.directory(r), 'nested'));
+  await mkdir(path.join(b.directory(r), 'deeper'));
+  await createSubvolume(path.join(b.directory(r), 'deeper', 'inner'));
+  await createSubvolume(path.join(b.directory(r), 'deeper', 'inner', 'innermost'));
+  await writeFile(path.join(b.directory(r), 'deeper', 'inner', 'innermost', 'data'), 'x');
+  await b.release(r);
+  await assert.rejects(stat(b.directory(r)), /ENOENT/);
+  assert.equal((await sh('btrfs', ['subvolume', 'list', mnt])).trim(), '', 'no subvolume is left');
 });

@@ -101,8 +101,11 @@ export interface DirFs {
   dropLimit(b: DirBackend, r: VolumeRecord, mnt: string): Promise<void>;
   /** What a crashed allocate can leave: the directory, nothing held to a size yet. */
   bareDirectory(dir: string): Promise<void>;
-  /** A volume directory nobody recorded, held to `bytes`; returns its project id if the filesystem has them. */
-  stray(dir: string, mnt: string, bytes: number): Promise<number | undefined>;
+  /**
+   * A volume directory nobody recorded, held to `bytes`, on project `projectId` where the
+   * filesystem has project ids (returned then; undefined otherwise).
+   */
+  stray(dir: string, mnt: string, bytes: number, projectId: number): Promise<number | undefined>;
 }
 
 /** Appends `bytes` to `file` in 1 MiB writes and syncs, as a workload would. */
@@ -151,6 +154,7 @@ export function dirBackendTests(fsx: DirFs, skip: string | false = false): void 
     const first = await writeInto(fsx, file, 128 * MiB);
     assert.ok(first.code === 'EDQUOT' || first.code === 'ENOSPC', `a write past the 64 MiB limit must fail with EDQUOT or ENOSPC, got ${String(first.code)}`);
     assert.ok(first.bytes <= 64 * MiB && first.bytes >= 56 * MiB, `stopped at ${first.bytes} bytes, expected about 64 MiB`);
+    t.diagnostic(`a 128 MiB write into a 64 MiB volume stopped with ${first.code} after ${first.bytes} bytes`);
     assert.equal(await readFile(sibling, 'utf8'), 'the sibling volume\'s data');
     const more = await writeInto(fsx, path.join(b.directory(two), 'more'), 32 * MiB);
     assert.equal(more.code, undefined, 'the sibling volume still takes writes');
@@ -210,7 +214,8 @@ export function dirBackendTests(fsx: DirFs, skip: string | false = false): void 
     await writeFile(path.join(b.directory(kept), 'data'), 'kept');
 
     const strayDir = path.join(config.dir, 'volumes', 'stray-volume');
-    const strayId = await fsx.stray(strayDir, mnt, 32 * MiB);
+    // The id the allocator would hand out next after `kept`'s, had open not learnt it is taken.
+    const strayId = await fsx.stray(strayDir, mnt, 32 * MiB, Number(kept.backing?.['projectId'] ?? 0) + 1);
     await writeFile(path.join(strayDir, 'theirs'), 'not Lode\'s');
 
     const again = new DirBackend(config);
