@@ -92,6 +92,11 @@ const QGROUP_LINE = /^0\/(\d+)\s+(\d+)\s+(\d+)\s+(\d+|none)\s+(\d+|none)\b/;
 /** Figures of every level-0 qgroup (one per subvolume) of the filesystem holding `p`, by subvolume id. */
 export async function qgroupReport(p: string): Promise<Map<number, QgroupFigures>> {
   const { stdout } = await run('btrfs', ['qgroup', 'show', '--raw', '-re', p]);
+  return parseQgroupReport(stdout);
+}
+
+/** Reads `btrfs qgroup show --raw -re` output. */
+export function parseQgroupReport(stdout: string): Map<number, QgroupFigures> {
   const figures = new Map<number, QgroupFigures>();
   for (const line of stdout.split('\n')) {
     const m = QGROUP_LINE.exec(line.trim());

@@ -23,6 +23,11 @@ export interface ProjectQuotaState {
  */
 export async function projectQuotaState(fsType: ProjectQuotaFsType, mountPoint: string): Promise<ProjectQuotaState> {
   const { stdout } = await run('xfs_quota', quotaArgs(fsType, 'state -p', mountPoint));
+  return parseProjectQuotaState(stdout);
+}
+
+/** Reads `xfs_quota -x -c 'state -p'` output. */
+export function parseProjectQuotaState(stdout: string): ProjectQuotaState {
   return {
     accounting: /^\s*Accounting:\s*ON\b/m.test(stdout),
     enforcing: /^\s*Enforcement:\s*ON\b/m.test(stdout),
@@ -58,6 +63,11 @@ export interface DirectoryProject {
 /** The project id and inherit flag of `dir`. */
 export async function directoryProject(dir: string): Promise<DirectoryProject> {
   const { stdout } = await run('xfs_io', ['-r', '-c', 'lsproj', '-c', 'lsattr', dir]);
+  return parseDirectoryProject(stdout, dir);
+}
+
+/** Reads `xfs_io -r -c lsproj -c lsattr DIR` output: "projid = N", then the flags word and the path. */
+export function parseDirectoryProject(stdout: string, dir: string): DirectoryProject {
   const id = /^projid = (\d+)$/m.exec(stdout)?.[1];
   if (id === undefined) throw new Error(`xfs_io printed no project id for ${dir}: ${stdout.trim()}`);
   // lsattr prints the flags as one word of letters and dashes ("--------P--------"), then the path.
@@ -85,6 +95,11 @@ const REPORT_LINE = /^#(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\b/;
  */
 export async function projectReport(fsType: ProjectQuotaFsType, mountPoint: string, first: number, last: number): Promise<Map<number, ProjectFigures>> {
   const { stdout } = await run('xfs_quota', quotaArgs(fsType, `report -p -b -N -n -L ${first} -U ${last}`, mountPoint));
+  return parseProjectReport(stdout);
+}
+
+/** Reads `xfs_quota -x -c 'report -p -b -N -n'` output. */
+export function parseProjectReport(stdout: string): Map<number, ProjectFigures> {
   const figures = new Map<number, ProjectFigures>();
   for (const line of stdout.split('\n')) {
     const m = REPORT_LINE.exec(line.trim());

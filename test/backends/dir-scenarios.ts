@@ -217,9 +217,14 @@ export function dirBackendTests(fsx: DirFs, skip: string | false = false): void 
     // The id the allocator would hand out next after `kept`'s, had open not learnt it is taken.
     const strayId = await fsx.stray(strayDir, mnt, 32 * MiB, Number(kept.backing?.['projectId'] ?? 0) + 1);
     await writeFile(path.join(strayDir, 'theirs'), 'not Lode\'s');
+    // A create the process crashed in right after recording it: nothing on disk shows its id (the
+    // one after every id the filesystem knows), yet it is taken.
+    const pending = record(32 * MiB);
+    b.assign(pending);
+    if (strayId !== undefined) pending.backing = { projectId: strayId + 1 };
 
     const again = new DirBackend(config);
-    const unrecorded = await again.open([kept]);
+    const unrecorded = await again.open([kept, pending]);
     assert.deepEqual(unrecorded, [{ id: 'stray-volume', location: strayDir, bytes: 32 * MiB }]);
     assert.equal(await readFile(path.join(strayDir, 'theirs'), 'utf8'), 'not Lode\'s');
     assert.equal(await again.problem(kept), undefined);
@@ -229,6 +234,7 @@ export function dirBackendTests(fsx: DirFs, skip: string | false = false): void 
         again.assign(fresh);
         assert.notEqual(fresh.backing?.['projectId'], strayId, 'the stray directory\'s project id is never handed out');
         assert.notEqual(fresh.backing?.['projectId'], kept.backing?.['projectId']);
+        assert.notEqual(fresh.backing?.['projectId'], pending.backing?.['projectId'], 'an interrupted create\'s recorded id is never shared');
       }
     }
 
