@@ -9,6 +9,7 @@ need_pkgs=()
 command -v losetup >/dev/null || need_pkgs+=(util-linux)
 command -v mkfs.ext4 >/dev/null || need_pkgs+=(e2fsprogs)
 command -v mkfs.xfs >/dev/null || need_pkgs+=(xfsprogs)
+command -v btrfs >/dev/null || need_pkgs+=(btrfs-progs)
 command -v fallocate >/dev/null || need_pkgs+=(util-linux)
 command -v mount >/dev/null || need_pkgs+=(mount)
 # Only the data-path benchmark runs fio; tests and the demo do without it.

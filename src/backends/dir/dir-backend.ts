@@ -1,0 +1,237 @@
+// The quota-directory backend: each volume a directory of the pool's own filesystem, held to its size by that filesystem (XFS or ext4 project quotas, btrfs qgroups).
+import { promises as fs, constants as fsConstants } from 'node:fs';
+import * as path from 'node:path';
+import type { BackendCapabilities, DirectoryBackend, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
+import { recordsDir, type PoolConfig } from '../../pool/pool.js';
+import type { PoolStats } from '../../pool/pool-stats.js';
+import type { VolumeRecord } from '../../pool/volume-record.js';
+import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
+import { readMountTable, type MountEntry } from '../../sys/mounts.js';
+import { isProjectQuotaFsType } from '../../sys/project-quota.js';
+import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
+import { ProjectIds } from './project-ids.js';
+import { ProjectQuotaMethod, recordedProjectId } from './project-quota-method.js';
+import type { QuotaMethod, VolumesPlace } from './quota-method.js';
+
+const NEEDS = 'the dir backend needs XFS mounted with prjquota, ext4 with the project and quota features mounted with prjquota, or btrfs with quotas enabled';
+
+/** A volume the pool holds: its limit and (once a refresh has read it) what it uses. */
+interface Held {
+  limitBytes: number;
+  projectId?: number;
+}
+
+export class DirBackend implements DirectoryBackend {
+  readonly kind = 'directory';
+  /** `<pool dir>/volumes`: the records' folder, which also holds one directory per volume. */
+  private readonly volumesDir: string;
+  /** The filesystem's mechanism, found on first use (release may come before open). */
+  private place: Promise<{ place: VolumesPlace; method: QuotaMethod }> | undefined;
+  private fsType: QuotaMethod['fsType'] | undefined;
+  private readonly ids = new ProjectIds();
+  /** Every volume directory of the pool, recorded or not, by id. */
+  private readonly held = new Map<string, Held>();
+  /** Bytes each volume used at the last refresh. */
+  private used = new Map<string, number>();
+  private fsTotalBytes = 0;
+  private fsFreeBytes = 0;
+
+  constructor(readonly config: PoolConfig) {
+    this.volumesDir = recordsDir(config);
+  }
+
+  /** Directories share the pool's filesystem: no formatting, no raw block, and the fsType is the pool's own. */
+  get capabilities(): BackendCapabilities {
+    return { rawBlock: false, needsFormat: false, onlineGrowth: true, ...(this.fsType !== undefined ? { fixedFsType: this.fsType } : {}) };
+  }
+
+  directory(record: Pick<VolumeRecord, 'id'>): string {
+    return path.join(this.volumesDir, record.id);
+  }
+
+  private async mechanism(): Promise<{ place: VolumesPlace; method: QuotaMethod }> {
+    this.place ??= (async () => {
+      await fs.mkdir(this.volumesDir, { recursive: true, mode: 0o700 });
+      const containing = await containingMount(this.volumesDir);
+      const place: VolumesPlace = { dir: containing.realPath, containing };
+      const fsType = containing.mount.fsType;
+      let method: QuotaMethod;
+      if (isProjectQuotaFsType(fsType)) method = new ProjectQuotaMethod(fsType, place);
+      else if (fsType === 'btrfs') method = new BtrfsQgroupMethod(place);
+      else throw new Error(`pool ${this.config.name}: ${this.config.dir} is on ${fsType || 'an unknown filesystem'} (mounted at ${containing.mount.mountPoint}); ${NEEDS}`);
+      return { place, method };
+    })();
+    try {
+      return await this.place;
+    } catch (err) {
+      this.place = undefined; // a later call looks again (the operator may have fixed it)
+      throw err;
+    }
+  }
+
+  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
+    const { method } = await this.mechanism();
+    const off = await method.unenforced();
+    if (off !== undefined) throw new Error(`pool ${this.config.name}: ${off}; ${NEEDS}`);
+    this.fsType = method.fsType;
+    this.ids.clear();
+    this.held.clear();
+    this.used = new Map();
+    const recorded = new Map(records.map((r) => [r.id, r]));
+    for (const r of records) {
+      const projectId = recordedProjectId(r);
+      if (projectId !== undefined) this.ids.take(projectId);
+      this.held.set(r.id, { limitBytes: r.capacityBytes, ...(projectId !== undefined ? { projectId } : {}) });
+    }
+    // Ids the filesystem already counts or limits are someone's (a leftover, another tool's): never shared.
+    for (const id of await method.projectIdsInUse()) this.ids.take(id);
+    // A directory without a record is never removed here: a create records its volume before
+    // making the directory and a delete removes the record last, so no step of Lode's leaves
+    // one. The catalog reports it; its project id is never handed out again.
+    const unrecorded: UnrecordedStorage[] = [];
+    for (const entry of await fs.readdir(this.volumesDir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || recorded.has(entry.name)) continue;
+      const dir = this.directory({ id: entry.name });
+      const found = await method.inspect(dir);
+      if (found.projectId !== undefined && found.projectId > 0) this.ids.take(found.projectId);
+      this.held.set(entry.name, { limitBytes: found.bytes, ...(found.projectId ? { projectId: found.projectId } : {}) });
+      unrecorded.push({ id: entry.name, location: dir, bytes: found.bytes });
+    }
+    await this.refresh();
+    return unrecorded;
+  }
+
+  /** A project id of its own for a volume on XFS or ext4, recorded before its directory exists. */
+  assign(record: VolumeRecord): void {
+    if (this.fsType === 'btrfs') return; // a subvolume's qgroup follows from the subvolume
+    if (this.fsType === undefined) throw new Error(`pool ${this.config.name} is not open`);
+    const existing = recordedProjectId(record);
+    const projectId = existing ?? this.ids.next();
+    if (existing !== undefined) this.ids.take(existing);
+    record.backing = { ...record.backing, projectId };
+  }
+
+  /**
+   * Capacity = the configured size, or the filesystem's size less the reserve; allocated = the
+   * sum of the volumes' limits; no overcommit. The pool's filesystem is shared (the node's
+   * other users write to it too), so what is still available is also bounded by what the
+   * filesystem can physically give: its free space less the part of every volume's limit that
+   * volume has not used yet (and less the reserve for an unsized pool). Otherwise a full disk
+   * would still report room, and a new volume would fail at its first writes, not at create.
+   */
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
+    const capacityBytes = this.config.sizeBytes ?? Math.max(0, this.fsTotalBytes - this.reserveBytes(this.fsTotalBytes));
+    let headroom = 0;
+    for (const [id, h] of this.held) headroom += Math.max(0, h.limitBytes - (this.used.get(id) ?? 0));
+    const reserve = this.config.sizeBytes === undefined ? this.reserveBytes(this.fsTotalBytes) : 0;
+    const physical = this.fsFreeBytes - headroom - reserve;
+    return {
+      name: this.config.name,
+      backend: 'dir',
+      capacityBytes,
+      allocatedBytes,
+      availableBytes: Math.max(0, Math.min(capacityBytes - allocatedBytes, physical)),
+      volumes,
+      quarantinedVolumes,
+      dataPath: 'native',
+    };
+  }
+
+  private reserveBytes(totalBytes: number): number {
+    const r = this.config.reserve;
+    if (r === undefined) return 0;
+    return 'percent' in r ? Math.ceil((totalBytes * r.percent) / 100) : r.bytes;
+  }
+
+  /** One statfs of the filesystem and one quota query for every volume's usage. */
+  async refresh(): Promise<void> {
+    const s = await fs.statfs(this.volumesDir);
+    this.fsTotalBytes = s.blocks * s.bsize;
+    this.fsFreeBytes = s.bavail * s.bsize;
+    if (this.fsType === undefined) return;
+    const { method } = await this.mechanism();
+    this.used = await method.usedBytes(new Map([...this.held].map(([id, h]) => [id, h.projectId])));
+  }
+
+  async allocate(record: VolumeRecord): Promise<void> {
+    const { method } = await this.mechanism();
+    const dir = this.directory(record);
+    const projectId = recordedProjectId(record);
+    // Counted before the directory exists: until a refresh says otherwise, all of it may yet be written.
+    this.held.set(record.id, { limitBytes: record.capacityBytes, ...(projectId !== undefined ? { projectId } : {}) });
+    await method.create(dir, record);
+  }
+
+  async grow(record: VolumeRecord): Promise<void> {
+    const { method } = await this.mechanism();
+    const h = this.held.get(record.id);
+    if (h !== undefined) h.limitBytes = record.capacityBytes;
+    await method.setLimit(this.directory(record), record);
+  }
+
+  async release(record: VolumeRecord): Promise<void> {
+    const { place, method } = await this.mechanism();
+    const dir = this.directory(record);
+    await this.refuseMounted(dir, place);
+    await method.remove(dir, record);
+    this.held.delete(record.id);
+    this.used.delete(record.id);
+    const projectId = recordedProjectId(record);
+    if (projectId !== undefined) this.ids.free(projectId);
+  }
+
+  /**
+   * Deleting through a mount would delete what the mount shows (another filesystem inside the
+   * volume, or the volume itself seen elsewhere, still in use): refuse, and say where.
+   */
+  private async refuseMounted(dir: string, place: VolumesPlace): Promise<void> {
+    const st = await fs.lstat(dir).catch(() => undefined);
+    if (st === undefined || !st.isDirectory()) return;
+    const real = path.join(place.dir, path.basename(dir));
+    const inFs = path.posix.join(place.containing.pathInFilesystem, path.basename(dir));
+    for (const m of await readMountTable()) {
+      const inside = isAtOrBeneath(m.mountPoint, real);
+      const showsIt = m.devId === place.containing.mount.devId && isAtOrBeneath(m.root, inFs);
+      if (inside || showsIt) {
+        throw new Error(`pool ${this.config.name}: volume directory ${dir} is still mounted (at ${m.mountPoint}); unmount it before the volume can be deleted`);
+      }
+    }
+  }
+
+  async usage(record: VolumeRecord): Promise<VolumeUsage> {
+    const { method } = await this.mechanism();
+    return method.usage(this.directory(record), record);
+  }
+
+  async problem(record: VolumeRecord): Promise<string | undefined> {
+    const dir = this.directory(record);
+    const st = await fs.lstat(dir).catch(() => undefined);
+    if (st === undefined) return `volume directory ${dir} is missing`;
+    if (!st.isDirectory()) return `volume directory ${dir} is not a directory`;
+    const { method } = await this.mechanism();
+    return method.problem(dir, record);
+  }
+
+  /**
+   * A bind mount of a volume directory shows the pool filesystem's device and, as its root,
+   * the directory's path inside that filesystem (for a btrfs subvolume too: mountinfo names the
+   * filesystem's device, not the subvolume's anonymous one that stat reports).
+   */
+  async holdsMount(mount: MountEntry): Promise<boolean> {
+    const { place } = await this.mechanism();
+    if (mount.devId !== place.containing.mount.devId) return false;
+    const below = path.posix.relative(place.containing.pathInFilesystem, mount.root);
+    return below !== '' && !below.startsWith('..') && !below.split('/')[0]?.endsWith('.json');
+  }
+
+  async healthy(): Promise<string | undefined> {
+    try {
+      await fs.access(this.volumesDir, fsConstants.W_OK);
+      const { method } = await this.mechanism();
+      const off = await method.unenforced();
+      return off === undefined ? undefined : `pool ${this.config.name}: ${off}`;
+    } catch (err) {
+      return `pool ${this.config.name}: ${(err as Error).message}`;
+    }
+  }
+}

@@ -1,0 +1,99 @@
+// The `dir` backend on this host's own kernel: btrfs subvolumes with qgroup limits, and the refusal of filesystems that cannot hold a directory to a size.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { DirBackend } from '../../src/backends/dir/dir-backend.js';
+import { createSubvolume, setQgroupLimit } from '../../src/sys/btrfs.js';
+import { dirBackendTests, MiB, poolConfig, record, scratchFilesystem, sh, type DirFs } from './dir-scenarios.js';
+
+const btrfs: DirFs = {
+  fsType: 'btrfs',
+  async make(t) {
+    const mnt = await scratchFilesystem(t, 1024, ['mkfs.btrfs', '-q']);
+    await sh('btrfs', ['quota', 'enable', mnt]);
+    return mnt;
+  },
+  writerPrefix: [], // btrfs holds root to a qgroup limit as well
+  async settle(mnt) {
+    await sh('btrfs', ['filesystem', 'sync', mnt]);
+  },
+  async dropLimit(b, r) {
+    await setQgroupLimit(b.directory(r), undefined);
+  },
+  async bareDirectory(dir) {
+    await createSubvolume(dir);
+  },
+  async stray(dir, _mnt, bytes) {
+    await createSubvolume(dir);
+    await setQgroupLimit(dir, bytes);
+    return undefined;
+  },
+};
+
+dirBackendTests(btrfs);
+
+test('btrfs with quotas disabled: open refuses the pool and says how to enable them', async (t) => {
+  const mnt = await scratchFilesystem(t, 1024, ['mkfs.btrfs', '-q']);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  await assert.rejects(b.open([]), (err: Error) => {
+    assert.match(err.message, /^pool quota-pool: /);
+    assert.ok(err.message.includes(`btrfs quota enable ${mnt}`), err.message);
+    return true;
+  });
+  assert.equal(b.capabilities.fixedFsType, undefined, 'no filesystem type before a successful open');
+});
+
+test('XFS mounted without prjquota: open refuses the pool and names the mount option', async (t) => {
+  // mkfs.xfs refuses filesystems under 300 MB; the image is sparse.
+  const mnt = await scratchFilesystem(t, 512, ['mkfs.xfs', '-q']);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  await assert.rejects(b.open([]), (err: Error) => {
+    assert.match(err.message, /^pool quota-pool: XFS at /);
+    assert.match(err.message, /mount -o prjquota \/dev\/loop\d+ /);
+    assert.match(err.message, /fstab/);
+    return true;
+  });
+});
+
+test('ext4 without the project quota feature: open refuses the pool and says how to turn it on', async (t) => {
+  const mnt = await scratchFilesystem(t, 256, ['mkfs.ext4', '-q']);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  await assert.rejects(b.open([]), (err: Error) => {
+    assert.match(err.message, /^pool quota-pool: ext4 at /);
+    assert.match(err.message, /tune2fs -O project,quota \/dev\/loop\d+/);
+    assert.match(err.message, /mount -o prjquota/);
+    return true;
+  });
+});
+
+test('a filesystem with no per-directory limits at all (tmpfs) is refused with what the backend needs', async (t) => {
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const os = await import('node:os');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lode-dirtmpfs-'));
+  await sh('mount', ['-t', 'tmpfs', 'tmpfs', dir]);
+  t.after(async () => {
+    await sh('umount', [dir]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const b = new DirBackend(poolConfig(path.join(dir, 'pool')));
+  await assert.rejects(b.open([]), /^Error: pool quota-pool: .* is on tmpfs .*needs XFS mounted with prjquota/);
+});
+
+test('btrfs: release deletes subvolumes a volume\'s user nested inside it, which the kernel would not delete with it', async (t) => {
+  const mnt = await btrfs.make(t);
+  const config = poolConfig(path.join(mnt, 'pool'));
+  const b = new DirBackend(config);
+  await b.open([]);
+  const r = record(64 * MiB);
+  b.assign(r);
+  await b.allocate(r);
+  await createSubvolume(path.join(b.directory(r), 'nested'));
+  await mkdir(path.join(b.directory(r), 'deeper'));
+  await createSubvolume(path.join(b.directory(r), 'deeper', 'inner'));
+  await createSubvolume(path.join(b.directory(r), 'deeper', 'inner', 'innermost'));
+  await writeFile(path.join(b.directory(r), 'deeper', 'inner', 'innermost', 'data'), 'x');
+  await b.release(r);
+  await assert.rejects(stat(b.directory(r)), /ENOENT/);
+  assert.equal((await sh('btrfs', ['subvolume', 'list', mnt])).trim(), '', 'no subvolume is left');
+});
