@@ -70,7 +70,9 @@ export interface QuotaFilesystem {
 /**
  * A `dir` backend fixture on `q`: a sparse image on the temp directory, a loop device of its
  * own, the filesystem mounted with limits on; all of it removed again by the medium's cleanup.
- * A guest test in the VM builds its XFS and ext4 fixtures with this.
+ * A guest test in the VM builds its XFS and ext4 fixtures with this, e.g. for XFS: mkfs
+ * ['mkfs.xfs', '-q', '-f'], mountOptions ['prjquota'], an image of at least 2 GiB (xfs volumes
+ * start at 300 MiB and the growth case doubles one), and `unavailable: async () => guestOnly || undefined`.
  */
 export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
   return {
