@@ -23,9 +23,9 @@ export type CaseName = (typeof CASES)[number];
 
 export interface ConformanceOptions {
   /**
-   * The cases to register (default: all). Under the VM's software emulation one case takes
-   * 12-36 s (the loop cases, measured), so a guest file that must finish within its bound picks some and leaves the rest
-   * to a file of its own.
+   * The cases to register (default: all). Under the VM's software emulation a case takes
+   * 12-36 s (the loop cases, measured), so a guest file that must finish within its bound
+   * picks some and leaves the rest to a file of its own.
    */
   cases?: readonly CaseName[];
   /** The failpoints 'crash-points' covers (default: every one of LIFECYCLE_FAILPOINTS). */
