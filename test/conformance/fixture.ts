@@ -1,0 +1,43 @@
+// What the conformance suite must know about one backend: how to make its pool's medium, what it offers, and how its storage breaks.
+import type { TestContext } from 'node:test';
+import type { PoolSpec } from '../helpers/driver-harness.js';
+
+/** A pool specification without its name: the suite names the pool. */
+export type PoolOptions = Omit<PoolSpec, 'name'>;
+
+export interface PoolMedium {
+  /** dir (omitted = a directory under the harness), extra (e.g. "backend=dir") and size of the pool. */
+  pool: PoolOptions;
+  /** Takes the medium down again (unmount, detach, remove); runs after the driver and its mounts are gone. */
+  cleanup(): Promise<void>;
+}
+
+export interface FixtureCapabilities {
+  /** Volumes can be published as raw block devices. */
+  rawBlock: boolean;
+  /** The fs_type values a mount volume may ask for, the backend's default first ('' is always allowed as well). */
+  fsTypes: string[];
+  /**
+   * A grown volume takes more data as soon as ControllerExpandVolume answers, with no
+   * filesystem grow by NodeExpandVolume (a quota limit change); false for a block device.
+   */
+  onlineGrowth: boolean;
+}
+
+export interface BackendFixture {
+  /** e.g. 'loop', 'dir-btrfs', 'dir-xfs' */
+  name: string;
+  /** Prepares the pool's medium (e.g. a loop device with btrfs and quotas on, mounted at a directory). */
+  setup(t: TestContext): Promise<PoolMedium>;
+  capabilities: FixtureCapabilities;
+  /** Damages a volume's backing storage the way the backend can break, so problem detection can be checked. */
+  damage(poolDir: string, volumeId: string): Promise<void>;
+  /** Why this fixture cannot run here (a missing tool or kernel feature), or undefined. */
+  unavailable(): Promise<string | undefined>;
+  /**
+   * The failpoints this backend's calls never pass (a directory is never formatted), which must
+   * then let their step complete; every other one must fire. Undefined = not known yet: a
+   * failpoint that does not fire is only noted.
+   */
+  failpointsNotReached?: string[];
+}

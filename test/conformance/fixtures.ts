@@ -1,0 +1,151 @@
+// The backends the conformance suite runs against: loop images, and quota directories on a filesystem made for the test (btrfs here; XFS and ext4 in the VM).
+import { constants, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { run } from '../../src/sys/exec.js';
+import type { BackendFixture, PoolMedium } from './fixture.js';
+
+/** Whether `command` is an executable on PATH (or the sbin directories root has). */
+export async function hasCommand(command: string): Promise<boolean> {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin'];
+  for (const dir of dirs.filter((d) => d !== '')) {
+    if (await fs.access(path.join(dir, command), constants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
+
+/** Why a fixture needing root and `commands` cannot run here, or undefined. */
+export async function missingPrerequisite(commands: readonly string[]): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return 'needs root: it attaches loop devices and mounts filesystems';
+  for (const cmd of commands) if (!(await hasCommand(cmd))) return `${cmd} is not installed`;
+  return undefined;
+}
+
+/** Whether the running kernel can mount `fsType` (built in, or loaded now from a module). */
+export async function kernelHas(fsType: string): Promise<boolean> {
+  const listed = async () => (await fs.readFile('/proc/filesystems', 'utf8')).split('\n').some((l) => l.trim().split(/\s+/).pop() === fsType);
+  if (await listed()) return true;
+  await run('modprobe', [fsType]).catch(() => undefined);
+  return listed();
+}
+
+/** Loop images on a directory of the harness: the backend every Lode pool had before there were others. */
+export const loopFixture: BackendFixture = {
+  name: 'loop',
+  async setup(): Promise<PoolMedium> {
+    return { pool: { size: '1Gi' }, cleanup: async () => undefined };
+  },
+  capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false },
+  async damage(poolDir, volumeId) {
+    // What a careless rm or a replaced disk does: the loop device keeps the unlinked file open.
+    await fs.rm(path.join(poolDir, 'volumes', `${volumeId}.img`));
+  },
+  unavailable: () => missingPrerequisite(['losetup', 'mkfs.ext4', 'mkfs.xfs']),
+  failpointsNotReached: [],
+};
+
+/** How to make a filesystem that limits directories, for a `dir` pool. */
+export interface QuotaFilesystem {
+  /** The fixture's name, e.g. 'dir-xfs'. */
+  name: string;
+  /** The filesystem's type, the only fs_type its volumes offer. */
+  fsType: string;
+  /** Size of the sparse image it is made on. */
+  imageMiB: number;
+  /** The pool's size= option (exact capacity figures need one). */
+  poolSize: string;
+  /** mkfs command and its arguments before the device. */
+  mkfs: readonly [string, ...string[]];
+  /** Mount options that turn limits on (e.g. prjquota). */
+  mountOptions: readonly string[];
+  /** Whatever must run once mounted (btrfs quota enable). */
+  enable?(mountPoint: string): Promise<void>;
+  /** Tools the medium and the backend need besides mount and losetup. */
+  commands: readonly string[];
+  damage(poolDir: string, volumeId: string): Promise<void>;
+  /** A further reason not to run (e.g. only inside the test VM). */
+  unavailable?(): Promise<string | undefined>;
+}
+
+/**
+ * A `dir` backend fixture on `q`: a sparse image on the temp directory, a loop device of its
+ * own, the filesystem mounted with limits on; all of it removed again by the medium's cleanup.
+ * A guest test in the VM builds its XFS and ext4 fixtures with this, e.g. for XFS: mkfs
+ * ['mkfs.xfs', '-q', '-f'], mountOptions ['prjquota'], an image of at least 2 GiB (xfs volumes
+ * start at 300 MiB and the growth case doubles one), and `unavailable: async () => guestOnly || undefined`.
+ */
+export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
+  return {
+    name: q.name,
+    async setup(): Promise<PoolMedium> {
+      const undo: Array<() => Promise<unknown>> = [];
+      const cleanup = async (): Promise<void> => {
+        for (const step of undo.reverse()) await step();
+        undo.length = 0;
+      };
+      try {
+        const dir = await fs.mkdtemp(path.join(os.tmpdir(), `lode-medium-${q.fsType}-`));
+        undo.push(() => fs.rm(dir, { recursive: true, force: true }));
+        const image = path.join(dir, 'disk.img');
+        await fs.writeFile(image, '');
+        await fs.truncate(image, q.imageMiB * 2 ** 20);
+        const device = (await run('losetup', ['--find', '--show', image])).stdout.trim();
+        undo.push(() => run('losetup', ['-d', device]));
+        const [mkfs, ...mkfsArgs] = q.mkfs;
+        await run(mkfs, [...mkfsArgs, device]);
+        const mountPoint = path.join(dir, 'pool');
+        await fs.mkdir(mountPoint);
+        await run('mount', ['-t', q.fsType, ...(q.mountOptions.length > 0 ? ['-o', q.mountOptions.join(',')] : []), device, mountPoint]);
+        // A lazy unmount only if the plain one is refused: the medium must not outlive the test.
+        undo.push(() => run('umount', [mountPoint]).catch(() => run('umount', ['-l', mountPoint])));
+        await q.enable?.(mountPoint);
+        return { pool: { dir: mountPoint, extra: 'backend=dir', size: q.poolSize }, cleanup };
+      } catch (err) {
+        await cleanup();
+        throw err;
+      }
+    },
+    capabilities: { rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true },
+    damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
+    async unavailable() {
+      const other = await q.unavailable?.();
+      if (other !== undefined) return other;
+      const missing = await missingPrerequisite(['losetup', ...q.commands]);
+      if (missing !== undefined) return missing;
+      return (await kernelHas(q.fsType)) ? undefined : `this kernel cannot mount ${q.fsType}`;
+    },
+  };
+}
+
+/** A btrfs subvolume's root directory always has inode 256; a plain directory never does. */
+async function isSubvolume(dir: string): Promise<boolean> {
+  return (await fs.stat(dir)).ino === 256;
+}
+
+/**
+ * btrfs: one subvolume per volume with a qgroup limit. Damage deletes the volume's subvolume
+ * (or directory); where btrfs refuses that, it removes the limit, which is as much a broken
+ * volume for a backend that promises one.
+ */
+export const dirBtrfsFixture: BackendFixture = quotaDirFixture({
+  name: 'dir-btrfs',
+  fsType: 'btrfs',
+  imageMiB: 1024,
+  poolSize: '768Mi',
+  mkfs: ['mkfs.btrfs', '-q', '-f'],
+  mountOptions: [],
+  enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', mountPoint]); },
+  commands: ['mkfs.btrfs', 'btrfs'],
+  async damage(poolDir, volumeId) {
+    const dir = path.join(poolDir, 'volumes', volumeId);
+    if (!(await isSubvolume(dir))) {
+      await fs.rm(dir, { recursive: true });
+      return;
+    }
+    try {
+      await run('btrfs', ['subvolume', 'delete', dir]);
+    } catch {
+      await run('btrfs', ['qgroup', 'limit', 'none', dir]);
+    }
+  },
+});
