@@ -97,3 +97,12 @@ test('btrfs: release deletes subvolumes a volume\'s user nested inside it, which
   await assert.rejects(stat(b.directory(r)), /ENOENT/);
   assert.equal((await sh('btrfs', ['subvolume', 'list', mnt])).trim(), '', 'no subvolume is left');
 });
+
+test('btrfs: healthy() holds while quotas are on and names the fix once they are turned off under a running pool', async (t) => {
+  const mnt = await btrfs.make(t);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  await b.open([]);
+  assert.equal(await b.healthy(), undefined);
+  await sh('btrfs', ['quota', 'disable', mnt]);
+  assert.match((await b.healthy()) ?? '', new RegExp(`^pool quota-pool: .*btrfs quota enable ${mnt}`));
+});
