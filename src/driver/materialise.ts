@@ -30,8 +30,10 @@ export interface MountRequest {
  */
 export async function isVolumeMount(m: MountEntry, r: VolumeRecord, backend: Backend): Promise<boolean> {
   if (backend.kind === 'directory') {
-    const own = await mountRootOf(backend.directory(r), await readMountTable());
-    return own !== undefined && m.devId === own.devId && m.root === own.root;
+    const own = mountRootOf(backend.directory(r), await readMountTable());
+    // A bind whose source directory was removed under it (damaged storage) shows "//deleted"
+    // after its root; it is still this volume's mount, and teardown must be able to take it down.
+    return own !== undefined && m.devId === own.devId && (m.root === own.root || m.root === `${own.root}//deleted`);
   }
   const devices = [await backend.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
   for (const d of devices) {

@@ -28,6 +28,10 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
   try {
     u = await mountedUsage(r, backend, volumePath, m);
   } catch (err) {
+    // Damaged storage (a directory volume's directory gone) is the answer: the volume is abnormal.
+    if (problem !== undefined) {
+      return { usage: [{ unit: 'BYTES', total: String(r.capacityBytes) }], volume_condition: { abnormal: true, message: problem } };
+    }
     throw notFound(`volume path ${volumePath}: ${(err as Error).message}`);
   }
   problem ??= u.problem;

@@ -136,7 +136,9 @@ export async function writeUpTo(file: string, bytes: number): Promise<{ written:
     await fh.sync();
     return { written };
   } catch (err) {
-    return { written, code: (err as NodeJS.ErrnoException).code ?? String(err) };
+    // libuv has no name for EDQUOT (122 on Linux): Node reports it as "Unknown system error -122".
+    const e = err as NodeJS.ErrnoException;
+    return { written, code: e.errno === -122 ? 'EDQUOT' : e.code ?? String(err) };
   } finally {
     await fh.close().catch(() => undefined);
   }

@@ -1,5 +1,5 @@
 // A simulated node's disk for a quota-directory pool: a real btrfs with quotas on, in a sparse image behind a loop device.
-import { mkdirSync, rmSync, truncateSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, truncateSync } from 'node:fs';
 import { run } from '../../sys/exec.js';
 import { attachNewLoop, detachLoop } from '../../sys/loop.js';
 import { findMount, unmountIfMounted } from '../../sys/mounts.js';
@@ -27,6 +27,7 @@ export class BtrfsMedium {
     if (await findMount(this.mountPoint)) return;
     mkdirSync(this.mountPoint, { recursive: true });
     const fresh = this.device === undefined;
+    closeSync(openSync(this.image, 'a'));
     truncateSync(this.image, mediumBytes(this.poolBytes));
     const { device } = await attachNewLoop(this.image, false, true);
     this.device = device;
