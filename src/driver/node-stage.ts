@@ -10,6 +10,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './
 import { attachedDevice, isVolumeMount, mountVolume, releaseFromNode, stageDevice, undoAttach } from './materialise.js';
 import { endsReadOnly, readOnlyMount, sameFlags } from './mount-options.js';
 import type { NodeKit } from './node-kit.js';
+import { volumeFsType } from './pool-fit.js';
 import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
@@ -28,12 +29,11 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
       const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await attachedDevice(r, backend);
       if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
     }
+    // A filesystem the pool can never give (one Lode does not make, another than a directory
+    // pool's own) is the caller's mistake; one other than the volume already holds is the volume's state.
+    if (r.accessType === 'mount' && cap.fsType !== '') volumeFsType(backend, 'mount', cap.fsType);
     const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
-    if (r.formatted && fsType !== r.fsType) {
-      // A directory pool's volumes are its filesystem: asking for another is the caller's mistake.
-      if (!backend.capabilities.needsFormat) throw invalidArgument(`pool ${r.pool} holds ${r.fsType} directories; volume ${id} cannot be staged as ${fsType} (volume_capability.mount.fs_type)`);
-      throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
-    }
+    if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
     if (!r.formatted && fsType !== '' && r.capacityBytes < minimumFor(fsType)) {
       throw invalidArgument(`volume ${id} has ${formatSize(r.capacityBytes)}; ${fsType} needs at least ${formatSize(minimumFor(fsType))} (volume_capability.mount.fs_type)`);
     }

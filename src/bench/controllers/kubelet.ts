@@ -152,7 +152,7 @@ export class Kubelet extends Controller {
       const attrs = { ...(v.csi.volumeAttributes ?? {}) };
       const handle = 'csi-' + createHash('sha256').update((pod.metadata?.uid ?? '') + v.name).digest('hex');
       return {
-        volumeName: v.name, handle, inline: true, fsType: v.csi.fsType ?? 'ext4',
+        volumeName: v.name, handle, inline: true, fsType: v.csi.fsType ?? '',
         context: { ...attrs, ...podContext(true), [EPHEMERAL_CONTEXT_KEY]: 'true' },
         requestBytes: attrs.size !== undefined ? parseQuantity(attrs.size) : 0,
       };
@@ -166,7 +166,7 @@ export class Kubelet extends Controller {
     if (pv.spec?.csi?.driver !== this.ctx.driverName) return `volume "${v.name}": only ${this.ctx.driverName} CSI volumes are mounted by the bench`;
     if (!this.driver.installed) return notRegistered(this.ctx.driverName);
     return {
-      volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? 'ext4',
+      volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? '',
       context: { ...(pv.spec.csi.volumeAttributes ?? {}), ...podContext(false) },
       requestBytes: requestedBytes(pvc) ?? 0,
       pvName: pv.metadata?.name,
@@ -248,7 +248,7 @@ export class Kubelet extends Controller {
     }
   }
 
-  /** Writes a file into the volume, reads it back, and checks the filesystem is as large as asked. */
+  /** Writes a file into the volume, reads it back, and checks the volume is as large as asked. */
   private async check(m: MountedVolume, key: string): Promise<string | undefined> {
     try {
       const content = `${key} ${m.volumeName} ${m.handle}\n`;
@@ -259,8 +259,11 @@ export class Kubelet extends Controller {
       const back = await readFile(file, 'utf8');
       if (back !== content) return `read back ${JSON.stringify(back)}, wrote ${JSON.stringify(content)}`;
       m.content = content;
-      const s = await statfs(m.targetPath);
-      m.fsBytes = s.blocks * s.bsize;
+      // The size as kubelet learns it, from NodeGetVolumeStats: a directory volume's statfs
+      // would show its whole pool filesystem, its limit is what the driver reports.
+      const stats = await this.driver.client.nodeGetVolumeStats({ volume_id: m.handle, volume_path: m.targetPath }, { timeoutMs: 60_000 });
+      const total = stats.usage?.find((u) => u.unit === 'BYTES')?.total;
+      m.fsBytes = total !== undefined ? Number(total) : await statfs(m.targetPath).then((s) => s.blocks * s.bsize);
       if (m.fsBytes < minimumFsBytes(m.requestBytes)) return `filesystem has ${humanBytes(m.fsBytes)}, asked for ${humanBytes(m.requestBytes)}`;
       return undefined;
     } catch (err) {

@@ -35,17 +35,24 @@ export function pvNameFor(pvc: V1PersistentVolumeClaim): string {
   return `pvc-${pvc.metadata?.uid}`;
 }
 
+/**
+ * The class's filesystem, or '' when it names none: csi-provisioner's --default-fstype is empty
+ * by default (since v2.0), and then no fs_type is sent and none is written into the PV; the
+ * driver chooses. The legacy key is matched without regard to case, as upstream does.
+ */
 export function fsTypeOf(sc: V1StorageClass): string {
   const p = sc.parameters ?? {};
-  return p['csi.storage.k8s.io/fstype'] ?? p.fsType ?? 'ext4';
+  const legacy = Object.entries(p).find(([k]) => k.toLowerCase() === 'fstype')?.[1];
+  return p['csi.storage.k8s.io/fstype'] ?? legacy ?? '';
 }
 
-/** One VolumeCapability per access mode of the claim. */
+/** One VolumeCapability per access mode of the claim: raw block for a Block claim, as csi-provisioner sends it. */
 export function capabilitiesFor(pvc: V1PersistentVolumeClaim, sc: V1StorageClass): CreateVolumeRequest['volume_capabilities'] {
   const fsType = fsTypeOf(sc);
   const modes = pvc.spec?.accessModes ?? ['ReadWriteOnce'];
+  const access = pvc.spec?.volumeMode === 'Block' ? { block: {} } : { mount: { fs_type: fsType, mount_flags: sc.mountOptions ?? [] } };
   return modes.map((m) => ({
-    mount: { fs_type: fsType, mount_flags: sc.mountOptions ?? [] },
+    ...access,
     access_mode: { mode: m === 'ReadWriteOncePod' ? 'SINGLE_NODE_SINGLE_WRITER' : m === 'ReadOnlyMany' ? 'MULTI_NODE_READER_ONLY' : m === 'ReadWriteMany' ? 'MULTI_NODE_MULTI_WRITER' : 'SINGLE_NODE_WRITER' },
   }));
 }
@@ -74,7 +81,7 @@ export function pvForVolume(ctx: BenchContext, pvc: V1PersistentVolumeClaim, sc:
       storageClassName: sc.metadata?.name,
       mountOptions: sc.mountOptions,
       claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
-      csi: { driver: ctx.driverName, volumeHandle: volume.volume_id, fsType: fsTypeOf(sc), volumeAttributes: { ...(volume.volume_context ?? {}) } },
+      csi: { driver: ctx.driverName, volumeHandle: volume.volume_id, ...(fsTypeOf(sc) !== '' ? { fsType: fsTypeOf(sc) } : {}), volumeAttributes: { ...(volume.volume_context ?? {}) } },
       ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
     },
   };
