@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { LIFECYCLE_FAILPOINTS } from '../conformance/crash-points.js';
 import { DriverHarness, MiB, mountCap } from '../helpers/driver-harness.js';
 
 const POOL_BYTES = 1024 * MiB;
@@ -42,23 +43,8 @@ const STEPS: Array<[string, Step]> = [
   ['delete', async (l) => { await l.h.client.deleteVolume({ volume_id: l.volumeId }); }],
 ];
 
-/** Which step each failpoint interrupts. */
-const FAILPOINTS: Array<[string, string]> = [
-  ['create:recorded', 'create'],
-  ['create:allocated', 'create'],
-  ['create:finished', 'create'],
-  ['stage:attached', 'stage'],
-  ['stage:formatted', 'stage'],
-  ['stage:mounted', 'stage'],
-  ['publish:mounted', 'publish'],
-  ['expand:grown', 'expand'],
-  ['unpublish:unmounted', 'unpublish'],
-  ['unstage:unmounted', 'unstage'],
-  ['unstage:detached', 'unstage'],
-  ['delete:marked', 'delete'],
-  ['delete:released', 'delete'],
-  ['delete:unrecorded', 'delete'],
-];
+/** Which step each failpoint interrupts: the conformance suite's list, which every backend passes through. */
+const FAILPOINTS = LIFECYCLE_FAILPOINTS;
 
 /**
  * Waits for the driver to die at the armed failpoint and checks it was the failpoint's SIGKILL

@@ -2,25 +2,11 @@
 // directory to its size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, open, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
+import { writeUpTo } from '../conformance/checks.js';
 import * as path from 'node:path';
 import { guestOnly, MiB, scratchLoop, scratchMount, sh } from './support.js';
 
-/** Writes up to `bytes` in 1 MiB chunks and fsyncs; returns how far it got and the error code that stopped it. */
-async function writeUpTo(file: string, bytes: number): Promise<{ written: number; code?: string }> {
-  const fh = await open(file, 'w');
-  const chunk = Buffer.alloc(MiB, 0x5a);
-  let written = 0;
-  try {
-    while (written < bytes) written += (await fh.write(chunk, 0, Math.min(MiB, bytes - written))).bytesWritten;
-    await fh.sync();
-    return { written };
-  } catch (err) {
-    return { written, code: (err as NodeJS.ErrnoException).code };
-  } finally {
-    await fh.close();
-  }
-}
 
 test('XFS mounted prjquota: a project limited to 32 MiB stops a 64 MiB write at 32 MiB; the rest of the filesystem is not limited', { skip: guestOnly }, async (t) => {
   // mkfs.xfs refuses filesystems under 300 MB; the image is sparse, so this costs only what is written.
