@@ -2,7 +2,10 @@
 import { runConformance } from '../conformance/suite.js';
 import { dirXfsFixture } from './quota-fixtures.js';
 
+// The crash points where XFS's own steps run (the project id and limit set, the tree removed);
+// every other failpoint passes through the same dir backend code that dirBtrfs.test.ts covers
+// natively. Five points took 193 s of the guest's 300 s bound; three keep a margin.
 runConformance(dirXfsFixture, {
   cases: ['damage', 'restart', 'crash-points'],
-  failpoints: ['create:recorded', 'create:allocated', 'expand:grown', 'delete:marked', 'delete:released'],
+  failpoints: ['create:recorded', 'create:allocated', 'delete:released'],
 });
