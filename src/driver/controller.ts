@@ -180,7 +180,7 @@ export function controllerService(ctx: DriverContext) {
     const stats = catalog.statsOf(params.pool);
     const backend = catalog.pool(params.pool);
     const available = stats.availableBytes;
-    const minimum = minimumVolumeBytes(backend, backend.capabilities.fixedFsType !== undefined ? '' : params.fsType || DEFAULT_FS_TYPE);
+    const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
     // volume of this filesystem no longer fits, no request may look as if it would.
     const maximum = available < minimum ? 0 : Math.min(available, backend.config.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);

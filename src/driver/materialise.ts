@@ -1,16 +1,17 @@
 // How a volume appears on this node, for every kind of backend: a block device formatted once and mounted, a raw device, or a bind-mounted directory.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { Backend } from '../pool/backend.js';
+import type { Backend, BlockBackend } from '../pool/backend.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import type { AnchoredPath } from '../sys/beneath.js';
 import { deviceNumber } from '../sys/device-id.js';
 import { filesystemErrorCount, growFilesystem, growUnmountedExt4, isFormattable, makeFilesystem, OnlineGrowRefused } from '../sys/filesystem.js';
-import { bindMount, findMount, mountRootOf, readMountTable, type MountEntry } from '../sys/mounts.js';
+import { bindMount, findMount, type MountEntry } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { failedPrecondition, internal } from './errors.js';
 import { ensureReadOnly, mountFilesystem, mountOptions, withCallerFlags } from './mount-options.js';
+import { DEFAULT_FS_TYPE } from './pool-fit.js';
 
 /** What a volume's mount should be: its filesystem, read-only or not, with the caller's flags. */
 export interface MountRequest {
@@ -29,12 +30,7 @@ export interface MountRequest {
  * (block backends), or a bind of its directory (directory backends).
  */
 export async function isVolumeMount(m: MountEntry, r: VolumeRecord, backend: Backend): Promise<boolean> {
-  if (backend.kind === 'directory') {
-    const own = mountRootOf(backend.directory(r), await readMountTable());
-    // A bind whose source directory was removed under it (damaged storage) shows "//deleted"
-    // after its root; it is still this volume's mount, and teardown must be able to take it down.
-    return own !== undefined && m.devId === own.devId && (m.root === own.root || m.root === `${own.root}//deleted`);
-  }
+  if (backend.kind === 'directory') return backend.holdsMount(m, r);
   const devices = [await backend.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
   for (const d of devices) {
     if (m.devId === (await deviceNumber(d))) return true;
@@ -99,8 +95,7 @@ export async function mountVolume(entry: AnchoredPath, r: VolumeRecord, backend:
 
 /** For a raw block stage: the volume's writable device, attached if it is not. */
 export async function stageDevice(r: VolumeRecord, backend: Backend): Promise<string> {
-  if (backend.kind !== 'block') throw failedPrecondition(`pool ${backend.config.name} holds directories; volume ${r.id} has no block device`);
-  const device = await backend.attach(r);
+  const device = await blockOf(r, backend).attach(r);
   failpoint('stage:attached');
   return device;
 }
@@ -110,9 +105,15 @@ export async function stageDevice(r: VolumeRecord, backend: Backend): Promise<st
  * of its own, since a read-only bind of a writable device node still lets the pod write.
  */
 export async function publicationDevice(r: VolumeRecord, backend: Backend, readOnly: boolean): Promise<string> {
+  const block = blockOf(r, backend);
+  if (readOnly) return block.attach(r, true);
+  return (await block.device(r)) ?? block.attach(r);
+}
+
+/** The backend of a raw block volume; CreateVolume refuses raw block on any other, so this is a record that says otherwise. */
+function blockOf(r: VolumeRecord, backend: Backend): BlockBackend {
   if (backend.kind !== 'block') throw failedPrecondition(`pool ${backend.config.name} holds directories; volume ${r.id} has no block device`);
-  if (readOnly) return backend.attach(r, true);
-  return (await backend.device(r)) ?? backend.attach(r);
+  return backend;
 }
 
 /** Lets go of a read-only raw block publication's own device. */
@@ -145,7 +146,7 @@ export async function growMounted(r: VolumeRecord, backend: Backend, volumePath:
   if (r.accessType !== 'mount') return false;
   const m = await findMount(volumePath);
   if (!m) throw failedPrecondition(`volume ${r.id} is not mounted at ${volumePath}`);
-  const fsType = r.fsType || 'ext4';
+  const fsType = r.fsType || DEFAULT_FS_TYPE;
   if (!isFormattable(fsType)) throw internal(`volume ${r.id} records filesystem ${fsType}, which Lode never makes on a block volume`);
   try {
     await growFilesystem(m.source, volumePath, fsType);

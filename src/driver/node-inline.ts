@@ -9,7 +9,7 @@ import { requireInlineAllowed } from './inline-policy.js';
 import { mountVolume } from './materialise.js';
 import { endsReadOnly, readOnlyMount } from './mount-options.js';
 import type { NodeKit } from './node-kit.js';
-import { minimumVolumeBytes, volumeFsType } from './pool-fit.js';
+import { DEFAULT_FS_TYPE, minimumVolumeBytes, volumeFsType } from './pool-fit.js';
 import { lodeAttributes, poolMissing, readInlineAttributes } from './parameters.js';
 import { chooseSize } from './sizing.js';
 
@@ -39,7 +39,7 @@ export async function publishInline(
         return {};
       }
       // Mount lost (a reboot): mount the existing filesystem again.
-      await mountInline(kit, target, existing, existing.fsType || 'ext4', readOnly, cap.mountFlags);
+      await mountInline(kit, target, existing, existing.fsType || DEFAULT_FS_TYPE, readOnly, cap.mountFlags);
       return {};
     }
     if (mountAt(mounts, target)) throw failedPrecondition(`something else is mounted at ${target}`);

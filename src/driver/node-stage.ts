@@ -10,7 +10,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './
 import { attachedDevice, isVolumeMount, mountVolume, releaseFromNode, stageDevice, undoAttach } from './materialise.js';
 import { endsReadOnly, readOnlyMount, sameFlags } from './mount-options.js';
 import type { NodeKit } from './node-kit.js';
-import { volumeFsType } from './pool-fit.js';
+import { DEFAULT_FS_TYPE, volumeFsType } from './pool-fit.js';
 import { minimumFor } from './sizing.js';
 import { requireVolumeId } from './validate.js';
 
@@ -32,7 +32,7 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     // A filesystem the pool can never give (one Lode does not make, another than a directory
     // pool's own) is the caller's mistake; one other than the volume already holds is the volume's state.
     if (r.accessType === 'mount' && cap.fsType !== '') volumeFsType(backend, 'mount', cap.fsType);
-    const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || 'ext4');
+    const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || DEFAULT_FS_TYPE);
     if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
     if (!r.formatted && fsType !== '' && r.capacityBytes < minimumFor(fsType)) {
       throw invalidArgument(`volume ${id} has ${formatSize(r.capacityBytes)}; ${fsType} needs at least ${formatSize(minimumFor(fsType))} (volume_capability.mount.fs_type)`);

@@ -97,6 +97,8 @@ export interface DirectoryBackend extends BackendCore {
   directory(record: VolumeRecord): string;
   /** The volume's limit and what it uses, as the backend enforces them. */
   usage(record: VolumeRecord): Promise<VolumeUsage>;
+  /** As for every backend; given `record`, whether the mount is a bind of that volume's directory. */
+  holdsMount(mount: MountEntry, record?: VolumeRecord): Promise<boolean>;
 }
 
 export type Backend = BlockBackend | DirectoryBackend;

@@ -1,6 +1,5 @@
 // The mount table as the kernel has it (/proc/self/mountinfo) and the mount/umount calls Lode makes.
 import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { outsideCall } from '../util/call-signal.js';
 import { run } from './exec.js';
 
@@ -50,23 +49,6 @@ export function mountAt(table: readonly MountEntry[], mountPoint: string): Mount
   let found: MountEntry | undefined;
   for (const e of table) if (e.mountPoint === mountPoint) found = e;
   return found;
-}
-
-/**
- * How a bind mount of the real path `dir` shows in the mount table: the device of the
- * filesystem holding it and its path inside that filesystem. Found through the deepest mount
- * whose mount point contains `dir` (the topmost of several there).
- */
-export function mountRootOf(dir: string, table: readonly MountEntry[]): { devId: string; root: string } | undefined {
-  let best: MountEntry | undefined;
-  for (const e of table) {
-    const inside = dir === e.mountPoint || e.mountPoint === '/' || dir.startsWith(e.mountPoint + '/');
-    if (inside && (best === undefined || e.mountPoint.length >= best.mountPoint.length)) best = e;
-  }
-  if (best === undefined) return undefined;
-  const rel = best.mountPoint === '/' ? dir.slice(1) : dir.slice(best.mountPoint.length + 1);
-  const root = rel === '' ? best.root : path.posix.join(best.root, rel);
-  return { devId: best.devId, root };
 }
 
 /** The topmost mount at exactly `mountPoint`, if any (reads the table; see mountAt to reuse one). */

@@ -217,9 +217,15 @@ export class DirBackend implements DirectoryBackend {
    * the directory's path inside that filesystem (for a btrfs subvolume too: mountinfo names the
    * filesystem's device, not the subvolume's anonymous one that stat reports).
    */
-  async holdsMount(mount: MountEntry): Promise<boolean> {
+  async holdsMount(mount: MountEntry, record?: VolumeRecord): Promise<boolean> {
     const { place } = await this.mechanism();
     if (mount.devId !== place.containing.mount.devId) return false;
+    if (record !== undefined) {
+      // Exactly the volume's directory; a bind whose directory was removed under it (damaged
+      // storage) shows "//deleted" after its root and is still the volume's, to be taken down.
+      const own = path.posix.join(place.containing.pathInFilesystem, record.id);
+      return mount.root === own || mount.root === `${own}//deleted`;
+    }
     const below = path.posix.relative(place.containing.pathInFilesystem, mount.root);
     return below !== '' && !below.startsWith('..') && !below.split('/')[0]?.endsWith('.json');
   }
