@@ -43,8 +43,6 @@ const STEPS: Array<[string, Step]> = [
   ['delete', async (l) => { await l.h.client.deleteVolume({ volume_id: l.volumeId }); }],
 ];
 
-/** Which step each failpoint interrupts: the conformance suite's list, which every backend passes through. */
-const FAILPOINTS = LIFECYCLE_FAILPOINTS;
 
 /**
  * Waits for the driver to die at the armed failpoint and checks it was the failpoint's SIGKILL
@@ -84,7 +82,8 @@ async function assertNothingLeft(h: DriverHarness): Promise<void> {
   assert.equal(list.entries.length, 0);
 }
 
-for (const [point, stepName] of FAILPOINTS) {
+// The conformance suite's list (each failpoint with the step it interrupts), which every backend passes through.
+for (const [point, stepName] of LIFECYCLE_FAILPOINTS) {
   test(`SIGKILL at ${point}: restart, retry ${stepName}, finish the lifecycle, nothing leaks`, async () => {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }] }, { LODE_FAILPOINT: point });
     const l: Lifecycle = { h, volumeId: '', staging: h.stagingPath('crash'), target: h.targetPath('crash') };

@@ -26,14 +26,15 @@ export class BtrfsMedium {
   async ensure(): Promise<void> {
     if (await findMount(this.mountPoint)) return;
     mkdirSync(this.mountPoint, { recursive: true });
-    const fresh = this.device === undefined;
-    closeSync(openSync(this.image, 'a'));
-    truncateSync(this.image, mediumBytes(this.poolBytes));
-    const { device } = await attachNewLoop(this.image, false, true);
-    this.device = device;
-    // Mixed block groups: the layout btrfs recommends for filesystems under a few GiB.
-    if (fresh) await run('mkfs.btrfs', ['-q', '-f', '-M', device]);
-    await run('mount', [device, this.mountPoint]);
+    if (this.device === undefined) {
+      closeSync(openSync(this.image, 'a'));
+      truncateSync(this.image, mediumBytes(this.poolBytes));
+      this.device = (await attachNewLoop(this.image, false, true)).device;
+      // Mixed block groups: the layout btrfs recommends for filesystems under a few GiB.
+      await run('mkfs.btrfs', ['-q', '-f', '-M', this.device]);
+    }
+    // A medium unmounted behind the bench's back is mounted again from its own device.
+    await run('mount', [this.device, this.mountPoint]);
     await run('btrfs', ['quota', 'enable', this.mountPoint]);
   }
 
