@@ -32,6 +32,13 @@ export interface PoolConfig {
 
 export type PoolReserve = { percent: number } | { bytes: number };
 
+/** Bytes of a filesystem of `totalBytes` that an unsized pool leaves to everything else on it (its reserve=). */
+export function reserveBytes(config: Pick<PoolConfig, 'reserve'>, totalBytes: number): number {
+  const r = config.reserve;
+  if (r === undefined) return 0;
+  return 'percent' in r ? Math.ceil((totalBytes * r.percent) / 100) : r.bytes;
+}
+
 /**
  * Where the volume core keeps the pool's records: a folder of its own, apart from whatever
  * layout the backend gives its storage, so a backend with no directory (LVM) keeps its

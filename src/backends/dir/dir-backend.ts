@@ -2,7 +2,7 @@
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
 import type { BackendCapabilities, DirectoryBackend, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
-import { recordsDir, type PoolConfig } from '../../pool/pool.js';
+import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
@@ -120,10 +120,10 @@ export class DirBackend implements DirectoryBackend {
    * would still report room, and a new volume would fail at its first writes, not at create.
    */
   stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
-    const capacityBytes = this.config.sizeBytes ?? Math.max(0, this.fsTotalBytes - this.reserveBytes(this.fsTotalBytes));
+    const reserve = this.config.sizeBytes === undefined ? reserveBytes(this.config, this.fsTotalBytes) : 0;
+    const capacityBytes = this.config.sizeBytes ?? Math.max(0, this.fsTotalBytes - reserve);
     let headroom = 0;
     for (const [id, h] of this.held) headroom += Math.max(0, h.limitBytes - (this.used.get(id) ?? 0));
-    const reserve = this.config.sizeBytes === undefined ? this.reserveBytes(this.fsTotalBytes) : 0;
     const physical = this.fsFreeBytes - headroom - reserve;
     return {
       name: this.config.name,
@@ -135,12 +135,6 @@ export class DirBackend implements DirectoryBackend {
       quarantinedVolumes,
       dataPath: 'native',
     };
-  }
-
-  private reserveBytes(totalBytes: number): number {
-    const r = this.config.reserve;
-    if (r === undefined) return 0;
-    return 'percent' in r ? Math.ceil((totalBytes * r.percent) / 100) : r.bytes;
   }
 
   /** One statfs of the filesystem and one quota query for every volume's usage. */

@@ -2,7 +2,7 @@
 import { accessSync, promises as fs, constants as fsConstants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
-import { recordsDir, type PoolConfig } from '../../pool/pool.js';
+import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { ExecError, run } from '../../sys/exec.js';
@@ -128,14 +128,7 @@ export class LoopBackend implements BlockBackend {
     if (this.changing > 0 || this.changes !== before) return;
     // Images are preallocated, so their blocks are already missing from bavail.
     const free = s.bavail * s.bsize;
-    this.fsCapacityBytes = this.imageBytesTotal + Math.max(0, free - this.reserveBytes(s.blocks * s.bsize));
-  }
-
-  /** Bytes of the filesystem (of `totalBytes`) the pool leaves to everything else on it. */
-  private reserveBytes(totalBytes: number): number {
-    const r = this.config.reserve;
-    if (r === undefined) return 0;
-    return 'percent' in r ? Math.ceil((totalBytes * r.percent) / 100) : r.bytes;
+    this.fsCapacityBytes = this.imageBytesTotal + Math.max(0, free - reserveBytes(this.config, s.blocks * s.bsize));
   }
 
   /** Runs an operation that changes the pool's own use of the filesystem (see `changing`). */
