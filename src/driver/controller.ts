@@ -103,7 +103,7 @@ export function controllerService(ctx: DriverContext) {
         if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
         return { volume: toCsiVolume(ctx, existing) };
       }
-      const size = chooseSize(range, backend.config, minimumVolumeBytes(backend, fsType), fsType);
+      const size = chooseSize(range, backend.config, minimumVolumeBytes(backend, fsType), fsType, backend.allocationUnit());
       const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false,
         formatted: !backend.capabilities.needsFormat });
       // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
@@ -183,7 +183,10 @@ export function controllerService(ctx: DriverContext) {
     const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
     // volume of this filesystem no longer fits, no request may look as if it would.
-    const maximum = available < minimum ? 0 : Math.min(available, backend.config.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER);
+    // In whole allocation units: a volume of exactly the maximum is one the pool can make.
+    const unit = backend.allocationUnit();
+    const largest = Math.floor(Math.min(available, backend.config.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER) / unit) * unit;
+    const maximum = available < minimum || largest < minimum ? 0 : largest;
     return {
       available_capacity: String(available),
       maximum_volume_size: { value: String(maximum) },

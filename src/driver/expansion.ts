@@ -16,7 +16,7 @@ export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Ra
     throw outOfRange(`volume ${r.id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
   }
   const backend = ctx.catalog.pool(r.pool);
-  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, backend.config, minimumVolumeBytes(backend, r.fsType), r.fsType);
+  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, backend.config, minimumVolumeBytes(backend, r.fsType), r.fsType, backend.allocationUnit());
   if (size <= r.capacityBytes) return;
   // A full pool: PoolFullError, answered RESOURCE_EXHAUSTED; past max-volume-size: OUT_OF_RANGE.
   await ctx.catalog.grow(r, size);

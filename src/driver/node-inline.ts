@@ -47,7 +47,7 @@ export async function publishInline(
     const backend = kit.catalog.pool(attrs.pool);
     const pool = backend.config;
     const fsType = volumeFsType(backend, 'mount', cap.fsType || attrs.fsType);
-    const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, minimumVolumeBytes(backend, fsType), fsType);
+    const size = chooseSize({ required: attrs.sizeBytes ?? 0, limit: 0 }, pool, minimumVolumeBytes(backend, fsType), fsType, backend.allocationUnit());
     requireInlineAllowed(pool, size, kit.ctx.config.nodeId);
     // Only Lode's own attributes are kept: the rest of volume_context (pod details, and any
     // service account tokens kubelet adds) must not reach a record on disk.

@@ -19,6 +19,7 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
   const m = await findMount(volumePath);
   if (!problem && !m && (r.accessType === 'mount' || volumePath !== r.staging)) problem = `${volumePath} is not mounted`;
   if (r.accessType === 'block') {
+    problem ??= await backend.warning(r);
     return {
       usage: [{ unit: 'BYTES', total: String(r.capacityBytes) }],
       volume_condition: { abnormal: problem !== undefined, message: problem ?? 'healthy' },
@@ -34,7 +35,7 @@ export async function getVolumeStats(kit: NodeKit, req: csi.NodeGetVolumeStatsRe
     }
     throw notFound(`volume path ${volumePath}: ${(err as Error).message}`);
   }
-  problem ??= u.problem;
+  problem ??= u.problem ?? (await backend.warning(r));
   const usage: csi.VolumeUsage[] = [{ unit: 'BYTES', total: String(u.bytes.total), available: String(u.bytes.available), used: String(u.bytes.used) }];
   if (u.inodes) usage.push({ unit: 'INODES', total: String(u.inodes.total), available: String(u.inodes.available), used: String(u.inodes.used) });
   return { usage, volume_condition: { abnormal: problem !== undefined, message: problem ?? 'healthy' } };

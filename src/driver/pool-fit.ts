@@ -1,6 +1,6 @@
 // What a pool's backend accepts of a new volume: its access type, its filesystem, its smallest size.
 import type { Backend } from '../pool/backend.js';
-import { MiB } from '../pool/sizes.js';
+import { MiB, roundUp } from '../pool/sizes.js';
 import type { AccessType } from '../pool/volume-record.js';
 import { FORMATTABLE_FS_TYPES, isFormattable, type FsType } from '../sys/filesystem.js';
 import { invalidArgument } from './errors.js';
@@ -31,7 +31,10 @@ export function volumeFsType(backend: Backend, accessType: AccessType, asked: Fs
   return fsType;
 }
 
-/** The smallest volume of `fsType` the pool makes: what mkfs needs on a block pool, 1 MiB of quota on a directory pool. */
+/**
+ * The smallest volume of `fsType` the pool makes: what mkfs needs on a block pool, 1 MiB of
+ * quota on a directory pool; in whole allocation units of the backend.
+ */
 export function minimumVolumeBytes(backend: Backend, fsType: FsType | ''): number {
-  return backend.capabilities.needsFormat ? minimumFor(fsType) : MiB;
+  return roundUp(backend.capabilities.needsFormat ? minimumFor(fsType) : MiB, backend.allocationUnit());
 }

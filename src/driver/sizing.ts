@@ -30,15 +30,16 @@ export function readRange(range: CapacityRange__Output | null | undefined): Rang
 
 /**
  * The size to give: at least what is required and `minimum` (see pool-fit.ts), rounded up to
- * whole MiB (4 KiB if a tight limit leaves no room for that), never over the limit. Whether
- * this node's pool can hold it is the caller's question: the answer differs per node.
+ * whole MiB (4 KiB if a tight limit leaves no room for that), and always to whole `unit`s of
+ * the pool's backend (an LVM extent); never over the limit. Whether this node's pool can hold
+ * it is the caller's question: the answer differs per node.
  */
-export function chooseSize(range: Range, pool: Pick<PoolConfig, 'defaultVolumeBytes'>, minimum: number, fsType: string): number {
+export function chooseSize(range: Range, pool: Pick<PoolConfig, 'defaultVolumeBytes'>, minimum: number, fsType: string, unit = 1): number {
   let wanted = range.required > 0 ? range.required : pool.defaultVolumeBytes;
   if (range.required === 0 && range.limit > 0) wanted = Math.min(wanted, range.limit);
   wanted = Math.max(wanted, minimum);
-  let size = roundUp(wanted, MiB);
-  if (range.limit > 0 && size > range.limit) size = roundUp(wanted, 4096);
+  let size = roundUp(wanted, Math.max(MiB, unit));
+  if (range.limit > 0 && size > range.limit) size = roundUp(wanted, Math.max(4096, unit));
   if (range.limit > 0 && size > range.limit) {
     throw outOfRange(`limit_bytes ${range.limit} is below the smallest ${fsType || 'raw'} volume Lode makes (${formatSize(minimum)})`);
   }

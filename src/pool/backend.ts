@@ -73,6 +73,16 @@ interface BackendCore {
   holdsMount(mount: MountEntry): Promise<boolean>;
   /** Whether the pool is usable right now (for Probe and /healthz); undefined when it is. */
   healthy(): Promise<string | undefined>;
+  /**
+   * What makes the volume abnormal without stopping its use (its thin pool nearly full), for
+   * the volume condition; undefined when nothing does. Unlike `problem`, staging goes ahead.
+   */
+  warning(record: VolumeRecord): Promise<string | undefined>;
+  /**
+   * Bytes every volume size is a multiple of (an LVM extent); sizes are chosen and capacity
+   * answered in whole units, so the ledger holds exactly what the storage takes.
+   */
+  allocationUnit(): number;
 }
 
 /** A backend whose volumes are block devices: the node formats and mounts them, or hands them out raw. */

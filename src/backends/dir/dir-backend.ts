@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { BackendCapabilities, DirectoryBackend, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
+import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
 import { readMountTable, type MountEntry } from '../../sys/mounts.js';
@@ -222,6 +223,16 @@ export class DirBackend implements DirectoryBackend {
     }
     const below = path.posix.relative(place.containing.pathInFilesystem, mount.root);
     return below !== '' && !below.startsWith('..') && !below.split('/')[0]?.endsWith('.json');
+  }
+
+  /** Sizes are chosen in whole MiB (see chooseSize); nothing of the backend asks for more. */
+  allocationUnit(): number {
+    return MiB;
+  }
+
+  /** Nothing short of a problem makes one of these volumes abnormal. */
+  async warning(): Promise<string | undefined> {
+    return undefined;
   }
 
   async healthy(): Promise<string | undefined> {

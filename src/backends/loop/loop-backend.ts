@@ -3,6 +3,7 @@ import { accessSync, promises as fs, constants as fsConstants, statSync } from '
 import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
+import { MiB } from '../../pool/sizes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { ExecError, run } from '../../sys/exec.js';
@@ -261,6 +262,16 @@ export class LoopBackend implements BlockBackend {
     if (!/^\/dev\/loop\d+$/.test(mount.source)) return false;
     const backing = await backingFileOf(mount.source);
     return backing !== undefined && path.dirname(backing) === this.dir;
+  }
+
+  /** Sizes are chosen in whole MiB (see chooseSize); nothing of the backend asks for more. */
+  allocationUnit(): number {
+    return MiB;
+  }
+
+  /** Nothing short of a problem makes one of these volumes abnormal. */
+  async warning(): Promise<string | undefined> {
+    return undefined;
   }
 
   async healthy(): Promise<string | undefined> {
