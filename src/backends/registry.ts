@@ -3,6 +3,7 @@ import type { Backend } from '../pool/backend.js';
 import type { PoolConfig } from '../pool/pool.js';
 import { DirBackend } from './dir/dir-backend.js';
 import { LoopBackend } from './loop/loop-backend.js';
+import { LvmBackend } from './lvm/lvm-backend.js';
 
 /** The backend serving a configuration; nothing else names a backend's class. */
 export function createBackend(config: PoolConfig): Backend {
@@ -11,5 +12,7 @@ export function createBackend(config: PoolConfig): Backend {
       return new LoopBackend(config);
     case 'dir':
       return new DirBackend(config);
+    case 'lvm':
+      return new LvmBackend(config);
   }
 }

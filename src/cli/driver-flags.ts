@@ -13,10 +13,13 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --node-id ID           this node's name, as Kubernetes knows it      (env LODE_NODE_ID, or NODE_NAME)
   --driver-name NAME     CSI driver name (default lode.csi.dev)       (env LODE_DRIVER_NAME)
   --pool SPEC            a storage pool, repeatable:                   (env LODE_POOLS, ';'-separated)
-                         NAME=DIR[,backend=loop|dir][,size=10Gi][,default-size=1Gi]
+                         NAME=DIR[,backend=loop|dir|lvm][,size=10Gi][,default-size=1Gi]
                          [,max-volume-size=5Gi][,reserve=20%|5Gi][,inline-max-size=1Gi]
                          [,direct-io=on|off] (loop: image files; dir: quota
                          directories on XFS/ext4 project quotas or btrfs qgroups)
+                         [,vg=VG][,thin-pool=LV][,overprovision=N][,thin-alert=90%]
+                         (lvm: logical volumes of VG, thin in LV if given;
+                         DIR then holds only the volumes' records)
   --pool-config DIR      pools from DIR/<node-id>, else DIR/default,   (env LODE_POOL_CONFIG)
                          one SPEC per line (a mounted ConfigMap); instead of --pool
   --pool-root DIR        pool directories must lie under DIR; those   (env LODE_POOL_ROOT)

@@ -19,6 +19,8 @@ export const METRIC_NAMES = {
   poolVolumes: 'lode_pool_volumes',
   quarantinedVolumes: 'lode_quarantined_volumes',
   poolInfo: 'lode_pool_info',
+  thinDataUsed: 'lode_thin_pool_data_used_ratio',
+  thinMetadataUsed: 'lode_thin_pool_metadata_used_ratio',
 } as const;
 
 // From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
@@ -81,6 +83,9 @@ export class DriverMetrics implements RpcObserver {
       (p) => p.quarantinedVolumes,
     );
     this.poolInfo();
+    // Only for pools whose volumes are thin: a full thin pool fails writes inside every pod on it.
+    this.poolGauge(METRIC_NAMES.thinDataUsed, 'How full the thin pool\'s data is, 0 to 1 (lvm thin pools only).', (p) => p.thinPool && p.thinPool.dataPercent / 100);
+    this.poolGauge(METRIC_NAMES.thinMetadataUsed, 'How full the thin pool\'s metadata is, 0 to 1 (lvm thin pools only).', (p) => p.thinPool && p.thinPool.metadataPercent / 100);
   }
 
   /**
@@ -124,7 +129,8 @@ export class DriverMetrics implements RpcObserver {
     return this.registry.contentType;
   }
 
-  private poolGauge(name: string, help: string, value: (pool: PoolStats) => number): void {
+  /** A gauge per pool; a pool for which `value` is undefined has no series. */
+  private poolGauge(name: string, help: string, value: (pool: PoolStats) => number | undefined): void {
     const gauge: Gauge<'pool' | 'backend'> = new Gauge({
       name,
       help,
@@ -134,7 +140,8 @@ export class DriverMetrics implements RpcObserver {
       collect: () => {
         gauge.reset();
         for (const pool of this.scrapeSnapshot ?? this.pools.poolStats()) {
-          gauge.set({ pool: pool.name, backend: pool.backend }, value(pool));
+          const v = value(pool);
+          if (v !== undefined) gauge.set({ pool: pool.name, backend: pool.backend }, v);
         }
       },
     });

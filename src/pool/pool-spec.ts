@@ -1,10 +1,14 @@
-// Parses a pool specification "NAME=DIR[,backend=loop|dir][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
+// Parses a pool specification "NAME=DIR[,backend=loop|dir|lvm][,vg=VG][,thin-pool=LV][,overprovision=N][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
+import { LVM_NAME } from '../sys/lvm.js';
 import { BACKEND_NAMES, isBackendName, type PoolConfig, type PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend';
+const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend, vg, thin-pool, overprovision, thin-alert';
+
+/** Thin pools are overprovisioned up to this ratio at most: beyond it a full pool is a certainty, not a risk. */
+const MAX_OVERPROVISION = 100;
 
 export function parsePoolSpec(spec: string): PoolConfig {
   const eq = spec.indexOf('=');
@@ -15,6 +19,16 @@ export function parsePoolSpec(spec: string): PoolConfig {
   if (!path.isAbsolute(dir)) throw new Error(`pool "${name}": directory "${dir}" must be an absolute path`);
   const config: PoolConfig = { name, backend: 'loop', dir: path.resolve(dir), defaultVolumeBytes: GiB, directIo: true };
   let directIoGiven = false;
+  const lvm: { vg?: string; thinPool?: string; overprovision?: number; alertPercent?: number } = {};
+  const lvmName = (value: string, key: string): string => {
+    if (!LVM_NAME.test(value)) throw new Error(`pool "${name}": ${key} "${value}" is not an LVM name (1-64 of a-z A-Z 0-9 + _ . -, not starting with -)`);
+    return value;
+  };
+  const ratio = (value: string, key: string, min: number, max: number): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new Error(`pool "${name}": ${key} must be a number from ${min} to ${max}, not "${value}"`);
+    return n;
+  };
   for (const opt of opts) {
     const [key = '', value = ''] = opt.split('=', 2);
     const size = () => {
@@ -37,6 +51,10 @@ export function parsePoolSpec(spec: string): PoolConfig {
         config.directIo = value === 'on';
         directIoGiven = true;
         break;
+      case 'vg': lvm.vg = lvmName(value, key); break;
+      case 'thin-pool': lvm.thinPool = lvmName(value, key); break;
+      case 'overprovision': lvm.overprovision = ratio(value, key, 1, MAX_OVERPROVISION); break;
+      case 'thin-alert': lvm.alertPercent = ratio(value.replace(/%$/, ''), key, 1, 100); break;
       case 'backend':
         if (!isBackendName(value)) throw new Error(`pool "${name}": backend "${value}" is not supported (supported: ${BACKEND_NAMES.join(', ')})`);
         config.backend = value;
@@ -47,6 +65,18 @@ export function parsePoolSpec(spec: string): PoolConfig {
   }
   // Only loop devices have a data path to choose; a directory volume is the disk itself.
   if (directIoGiven && config.backend !== 'loop') throw new Error(`pool "${name}": direct-io applies to backend=loop only (a ${config.backend} volume's data goes straight to its filesystem)`);
+  if (config.backend === 'lvm') {
+    if (lvm.vg === undefined) throw new Error(`pool "${name}": backend=lvm needs vg=, the volume group its volumes are made in`);
+    // The VG says what it can hold; a second, fixed figure would disagree with it as soon as anyone else used the VG.
+    if (config.sizeBytes !== undefined) throw new Error(`pool "${name}": size applies to loop and dir pools; an lvm pool follows its volume group (use reserve= to leave space to others)`);
+    if (lvm.thinPool === undefined && (lvm.overprovision !== undefined || lvm.alertPercent !== undefined)) {
+      throw new Error(`pool "${name}": overprovision and thin-alert apply to thin pools only (give thin-pool=)`);
+    }
+    config.lvm = { vg: lvm.vg, overprovision: lvm.overprovision ?? 1, alertPercent: lvm.alertPercent ?? 90 };
+    if (lvm.thinPool !== undefined) config.lvm.thinPool = lvm.thinPool;
+  } else if (Object.keys(lvm).length > 0) {
+    throw new Error(`pool "${name}": vg, thin-pool, overprovision and thin-alert apply to backend=lvm only`);
+  }
   // A sized pool's budget is fixed; a reserve there would be a second, conflicting limit.
   if (config.sizeBytes !== undefined && config.reserve !== undefined) {
     throw new Error(`pool "${name}": reserve applies to pools without size= (they follow their filesystem's free space); give one or the other`);

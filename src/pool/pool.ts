@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 
 /** Every backend Lode has, by the name a pool specification gives it (the registry builds each). */
-export const BACKEND_NAMES = ['loop', 'dir'] as const;
+export const BACKEND_NAMES = ['loop', 'dir', 'lvm'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 export function isBackendName(value: string): value is BackendName {
@@ -28,6 +28,19 @@ export interface PoolConfig {
   inlineMaxBytes?: number;
   /** Loop devices read and write their images with direct I/O (the default; direct-io=off turns it off). */
   directIo: boolean;
+  /** Where an lvm pool makes its volumes; set exactly when backend is lvm. */
+  lvm?: LvmPoolConfig;
+}
+
+/** An lvm pool's volume group, and its thin pool when volumes are thin. */
+export interface LvmPoolConfig {
+  vg: string;
+  /** Thin volumes in this thin pool of `vg`; undefined = linear (thick) volumes in `vg`. */
+  thinPool?: string;
+  /** Thin only: the virtual sizes of all thin volumes may add up to this many times the thin pool's size. */
+  overprovision: number;
+  /** Thin only: a volume turns abnormal when its thin pool's data or metadata is this full, in percent. */
+  alertPercent: number;
 }
 
 export type PoolReserve = { percent: number } | { bytes: number };

@@ -35,7 +35,15 @@ test('bad flags and missing pieces stop the driver with a message naming the pro
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},reserve=lots`], /reserve: "lots" is not a size/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},size=1Gi,reserve=10%`], /reserve applies to pools without size=/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},inline-max-size=0`], /inline-max-size: must be positive/],
-      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=zfs`], /backend "zfs" is not supported \(supported: loop, dir\)/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=zfs`], /backend "zfs" is not supported \(supported: loop, dir, lvm\)/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm`], /backend=lvm needs vg=/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=-bad`], /vg "-bad" is not an LVM name/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},vg=data`], /vg, thin-pool, overprovision and thin-alert apply to backend=lvm only/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=data,overprovision=2`], /apply to thin pools only/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=data,thin-pool=tp,overprovision=0.5`], /overprovision must be a number from 1 to 100, not "0.5"/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=data,thin-pool=tp,thin-alert=101%`], /thin-alert must be a number from 1 to 100/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=data,size=1Gi`], /an lvm pool follows its volume group/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},backend=lvm,vg=data,direct-io=on`], /direct-io applies to backend=loop only/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},direct-io=maybe`], /direct-io must be on or off, not "maybe"/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--capacity-refresh', '0'], /--capacity-refresh "0"/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool-config', `${dir}/none`], /--pool-config .*none has no file "n1"/],
@@ -53,6 +61,12 @@ test('bad flags and missing pieces stop the driver with a message naming the pro
     await fs.rm(nested, { recursive: true, force: true });
     assert.notEqual(overlap.code, 0);
     assert.match(overlap.stderr, /pools "b" and "a" overlap|pools "a" and "b" overlap/);
+    // LVM reads its metadata without device-mapper, so a missing volume group is told on any host.
+    const state = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-lvm-state-'));
+    const noVg = runDriver(['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${state},backend=lvm,vg=lodenosuchvg`]);
+    await fs.rm(state, { recursive: true, force: true });
+    assert.notEqual(noVg.code, 0);
+    assert.match(noVg.stderr, /pool p: (volume group lodenosuchvg does not exist \(create it: vgcreate|LVM cannot be queried: vgs is not installed)/);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }

@@ -18,15 +18,30 @@ class FakePools implements PoolStatsSource {
   }
 }
 
-function twoPools(): FakePools {
+/** A loop pool, a dir pool and an lvm thin pool. */
+function threePools(): FakePools {
   return new FakePools([
     { name: 'fast', backend: 'loopfile', capacityBytes: 10 * GiB, allocatedBytes: 3 * GiB, availableBytes: 7 * GiB, volumes: 2, quarantinedVolumes: 0, dataPath: 'direct-io' },
     { name: 'bulk', backend: 'dir', capacityBytes: 100 * GiB, allocatedBytes: 0, availableBytes: 100 * GiB, volumes: 0, quarantinedVolumes: 0, dataPath: 'buffered' },
+    {
+      name: 'thin', backend: 'lvm', capacityBytes: 40 * GiB, allocatedBytes: 30 * GiB, availableBytes: 6 * GiB, volumes: 3, quarantinedVolumes: 0, dataPath: 'lvm-thin',
+      thinPool: { dataPercent: 42.5, metadataPercent: 7.25 },
+    },
   ]);
 }
 
+test('thin pool fullness is a ratio per thin pool, and no series for pools without one', async () => {
+  const s = parseExposition(await new DriverMetrics(threePools(), { driverName: 'lode.csi.dev', nodeId: 'node-a' }).metrics());
+  assert.equal(sampleValue(s, METRIC_NAMES.thinDataUsed, { pool: 'thin', backend: 'lvm' }), 0.425);
+  assert.equal(sampleValue(s, METRIC_NAMES.thinMetadataUsed, { pool: 'thin', backend: 'lvm' }), 0.0725);
+  for (const pool of ['fast', 'bulk']) {
+    assert.equal(findSamples(s, METRIC_NAMES.thinDataUsed, { pool }).length, 0, `${pool} has no thin pool`);
+    assert.equal(findSamples(s, METRIC_NAMES.thinMetadataUsed, { pool }).length, 0);
+  }
+});
+
 test('pool gauges report what the pool source says at scrape time', async () => {
-  const pools = twoPools();
+  const pools = threePools();
   const metrics = new DriverMetrics(pools, { driverName: 'lode.csi.dev', nodeId: 'node-a' });
   let s = parseExposition(await metrics.metrics());
   for (const p of pools.pools) {
@@ -49,9 +64,9 @@ test('pool gauges report what the pool source says at scrape time', async () => 
 });
 
 test('a pool that disappears from the source disappears from the metrics', async () => {
-  const pools = twoPools();
+  const pools = threePools();
   const metrics = new DriverMetrics(pools);
-  assert.equal(findSamples(parseExposition(await metrics.metrics()), METRIC_NAMES.poolCapacity).length, 2);
+  assert.equal(findSamples(parseExposition(await metrics.metrics()), METRIC_NAMES.poolCapacity).length, 3);
   pools.pools = pools.pools.filter((p) => p.name !== 'bulk');
   const s = parseExposition(await metrics.metrics());
   assert.equal(findSamples(s, METRIC_NAMES.poolCapacity, { pool: 'bulk' }).length, 0);
@@ -60,7 +75,7 @@ test('a pool that disappears from the source disappears from the metrics', async
 });
 
 test('one scrape reads the pools once, so the four gauges describe the same instant', async () => {
-  const pools = twoPools();
+  const pools = threePools();
   const metrics = new DriverMetrics(pools);
   pools.calls = 0;
   await metrics.metrics();
@@ -68,7 +83,7 @@ test('one scrape reads the pools once, so the four gauges describe the same inst
 });
 
 test('RPCs are counted and timed by short method name and status code', async () => {
-  const metrics = new DriverMetrics(twoPools());
+  const metrics = new DriverMetrics(threePools());
   metrics.onRpc('/csi.v1.Controller/CreateVolume', 'OK', 0.02);
   metrics.onRpc('/csi.v1.Controller/CreateVolume', 'OK', 0.3);
   metrics.onRpc('CreateVolume', 'RESOURCE_EXHAUSTED', 0.004);
@@ -95,7 +110,7 @@ test('RPCs are counted and timed by short method name and status code', async ()
 });
 
 test('every series carries the driver name and node id; Lode metrics are prefixed lode_', async () => {
-  const metrics = new DriverMetrics(twoPools(), { driverName: 'lode.csi.dev', nodeId: 'node-a' });
+  const metrics = new DriverMetrics(threePools(), { driverName: 'lode.csi.dev', nodeId: 'node-a' });
   metrics.onRpc('Probe', 'OK', 0.001);
   const s = parseExposition(await metrics.metrics());
   assert.ok(s.length > 20, `expected many samples, got ${s.length}`);
@@ -111,15 +126,15 @@ test('every series carries the driver name and node id; Lode metrics are prefixe
 });
 
 test('default process metrics are exposed', async () => {
-  const s = parseExposition(await new DriverMetrics(twoPools()).metrics());
+  const s = parseExposition(await new DriverMetrics(threePools()).metrics());
   assert.ok(findSamples(s, 'process_cpu_user_seconds_total').length === 1);
   assert.ok(findSamples(s, 'process_resident_memory_bytes').length === 1);
   assert.ok(findSamples(s, 'nodejs_heap_size_used_bytes').length === 1);
 });
 
 test('each instance has its own registry, never the global one', async () => {
-  const a = new DriverMetrics(twoPools(), { driverName: 'd', nodeId: 'a' });
-  const b = new DriverMetrics(twoPools(), { driverName: 'd', nodeId: 'b' });
+  const a = new DriverMetrics(threePools(), { driverName: 'd', nodeId: 'a' });
+  const b = new DriverMetrics(threePools(), { driverName: 'd', nodeId: 'b' });
   a.onRpc('CreateVolume', 'OK', 1);
   const sb = parseExposition(await b.metrics());
   assert.equal(findSamples(sb, METRIC_NAMES.rpcTotal).length, 0);

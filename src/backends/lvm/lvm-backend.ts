@@ -1,0 +1,383 @@
+// The LVM backend: each volume is a logical volume of the pool's volume group, linear (thick) or in a thin pool, that Lode names and tags as its own.
+import { promises as fs, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
+import { reserveBytes, type LvmPoolConfig, type PoolConfig } from '../../pool/pool.js';
+import type { PoolStats } from '../../pool/pool-stats.js';
+import { MiB } from '../../pool/sizes.js';
+import type { VolumeRecord } from '../../pool/volume-record.js';
+import { attachNewLoop, detachLoop, listLoopDevices, refreshLoopCapacity } from '../../sys/loop.js';
+import {
+  activateLv, createLv, dmName, extendLv, LvmNoSpaceError, readLv, readLvs, readVg, removeLv, type LvReport,
+} from '../../sys/lvm.js';
+import type { MountEntry } from '../../sys/mounts.js';
+import { outsideCall } from '../../util/call-signal.js';
+import { log } from '../../util/log.js';
+import { PoolFullError } from '../../pool/volume-catalog.js';
+import { thickCapacity, thinAvailable, thinBudget, thinDataFree, type ThinFigures } from './lvm-capacity.js';
+
+/** Every logical volume Lode makes is named this, then the volume id. */
+export const LV_PREFIX = 'lode-';
+
+/** The tag that marks a logical volume as a volume of the Lode pool `pool`; LVs without it are never touched. */
+export function poolTag(pool: string): string {
+  return `lode.csi.dev/pool=${pool}`;
+}
+
+/** Figures of a thin pool at the last refresh. */
+interface ThinState extends ThinFigures {
+  metadataPercent: number;
+  readAt: number;
+}
+
+/** How old the thin pool's figures may be when a volume's condition is asked for. */
+const CONDITION_MAX_AGE_MS = 5_000;
+
+/**
+ * How old the answer to "are the VG and thin pool there" may be when Probe asks. An LVM query
+ * takes from tens of milliseconds to seconds (a busy VG lock, emulation), and the liveness
+ * probe's deadline is one second: Probe answers from the last check and starts the next one.
+ */
+const HEALTH_MAX_AGE_MS = 10_000;
+
+export class LvmBackend implements BlockBackend {
+  readonly kind = 'block';
+  /** Logical volumes hold any filesystem the node makes, or none, and grow while in use. */
+  readonly capabilities: BackendCapabilities = { rawBlock: true, needsFormat: true, onlineGrowth: true };
+  private readonly lvm: LvmPoolConfig;
+  private extentBytes = 4 * MiB;
+  /** Thick: what the VG can still allocate, and its size, at the last refresh. */
+  private vgFreeBytes = 0;
+  private vgSizeBytes = 0;
+  /** Bytes of this pool's own LVs (virtual sizes for thin), as far as this process made or found them. */
+  private readonly lvBytes = new Map<string, number>();
+  private lvBytesTotal = 0;
+  private thin: ThinState | undefined;
+  /** As in the loop backend: operations in flight that change the VG, so a refresh overlapping one keeps the last figure. */
+  private changing = 0;
+  private changes = 0;
+  private alertLogged = false;
+  /** The last check of the VG and thin pool, and the one running now. */
+  private health: { problem: string | undefined; at: number } = { problem: undefined, at: 0 };
+  private checking: Promise<void> | undefined;
+
+  constructor(readonly config: PoolConfig) {
+    if (!config.lvm) throw new Error(`pool ${config.name}: backend=lvm needs vg=`);
+    this.lvm = config.lvm;
+  }
+
+  /** vg/thin-pool, for messages. */
+  private where(): string {
+    return this.lvm.thinPool !== undefined ? `${this.lvm.vg}/${this.lvm.thinPool}` : this.lvm.vg;
+  }
+
+  lvName(record: Pick<VolumeRecord, 'id'>): string {
+    return LV_PREFIX + record.id;
+  }
+
+  /** The LV's device node, which LVM makes itself when the LV is active. */
+  lvPath(record: Pick<VolumeRecord, 'id'>): string {
+    return `/dev/${this.lvm.vg}/${this.lvName(record)}`;
+  }
+
+  /** Whether an LV is one of this pool's: Lode's name and this pool's tag, both. */
+  private isOurs(lv: LvReport): boolean {
+    return lv.name.startsWith(LV_PREFIX) && lv.tags.includes(poolTag(this.config.name));
+  }
+
+  /** Why the pool's VG or thin pool cannot serve, or undefined. */
+  private async prerequisite(): Promise<string | undefined> {
+    let vg;
+    try {
+      vg = await readVg(this.lvm.vg);
+    } catch (err) {
+      return `pool ${this.config.name}: LVM cannot be queried: ${(err as Error).message}`;
+    }
+    if (!vg) return `pool ${this.config.name}: volume group ${this.lvm.vg} does not exist (create it: vgcreate ${this.lvm.vg} DEVICE...; docs/backends.md)`;
+    this.extentBytes = vg.extentBytes;
+    if (this.lvm.thinPool === undefined) return undefined;
+    const pool = await readLv(this.lvm.vg, this.lvm.thinPool);
+    if (!pool) return `pool ${this.config.name}: thin pool ${this.where()} does not exist (create it: lvcreate --type thin-pool -L SIZE -n ${this.lvm.thinPool} ${this.lvm.vg})`;
+    if (pool.attr[0] !== 't') return `pool ${this.config.name}: ${this.where()} is not a thin pool (lv_attr ${pool.attr})`;
+    return undefined;
+  }
+
+  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
+    const problem = await this.prerequisite();
+    if (problem !== undefined) throw new Error(problem);
+    this.health = { problem: undefined, at: Date.now() };
+    // As with images: an LV of this pool whose id has no record is never removed. A create
+    // records its volume before lvcreate and a delete removes the record last, so no step of
+    // Lode's leaves one; the catalog quarantines and reports it.
+    const recorded = new Set(records.map((r) => r.id));
+    const sizes = new Map(records.map((r) => [r.id, r.capacityBytes]));
+    this.lvBytes.clear();
+    this.lvBytesTotal = 0;
+    const unrecorded: UnrecordedStorage[] = [];
+    for (const lv of await readLvs(this.lvm.vg)) {
+      if (!this.isOurs(lv)) continue;
+      const id = lv.name.slice(LV_PREFIX.length);
+      if (recorded.has(id)) {
+        // The recorded size: a grow whose record was not written yet is redone by its retry.
+        this.setLvBytes(id, Math.max(sizes.get(id) ?? 0, lv.sizeBytes));
+        continue;
+      }
+      unrecorded.push({ id, location: `${this.lvm.vg}/${lv.name}`, bytes: lv.sizeBytes });
+      this.setLvBytes(id, lv.sizeBytes);
+    }
+    await this.refresh();
+    return unrecorded;
+  }
+
+  /** Nothing to choose ahead: the LV's name follows from the volume's id. */
+  assign(): void {}
+
+  private setLvBytes(id: string, bytes: number): void {
+    this.lvBytesTotal += bytes - (this.lvBytes.get(id) ?? 0);
+    if (bytes > 0) this.lvBytes.set(id, bytes);
+    else this.lvBytes.delete(id);
+  }
+
+  allocationUnit(): number {
+    return this.extentBytes;
+  }
+
+  stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
+    const base = { name: this.config.name, backend: 'lvm', allocatedBytes, volumes, quarantinedVolumes };
+    if (this.lvm.thinPool !== undefined) {
+      const thin = this.thin;
+      if (!thin) return { ...base, capacityBytes: 0, availableBytes: 0, dataPath: 'lvm-thin' };
+      return {
+        ...base,
+        capacityBytes: thinBudget(thin),
+        availableBytes: thinAvailable(thin, allocatedBytes),
+        dataPath: 'lvm-thin',
+        thinPool: { dataPercent: thin.dataPercent, metadataPercent: thin.metadataPercent },
+      };
+    }
+    const capacityBytes = thickCapacity({
+      vgFreeBytes: this.vgFreeBytes, extentBytes: this.extentBytes, ownBytes: this.lvBytesTotal, reserveBytes: reserveBytes(this.config, this.vgSizeBytes),
+    });
+    return { ...base, capacityBytes, availableBytes: Math.max(0, capacityBytes - allocatedBytes), dataPath: 'lvm-linear' };
+  }
+
+  async refresh(): Promise<void> {
+    if (this.changing > 0) return;
+    const before = this.changes;
+    if (this.lvm.thinPool !== undefined) {
+      const state = await this.readThin();
+      if (this.changing > 0 || this.changes !== before) return;
+      this.thin = state;
+      this.noteFullness(state);
+      return;
+    }
+    const vg = await readVg(this.lvm.vg);
+    if (!vg) throw new Error(`volume group ${this.lvm.vg} is gone`);
+    if (this.changing > 0 || this.changes !== before) return;
+    this.vgFreeBytes = vg.freeBytes;
+    this.vgSizeBytes = vg.sizeBytes;
+    this.extentBytes = vg.extentBytes;
+  }
+
+  /** One lvs of the VG: the thin pool's size and fullness, and the virtual sizes of everyone else's volumes in it. */
+  private async readThin(): Promise<ThinState> {
+    const thinPool = this.lvm.thinPool ?? '';
+    const lvs = await readLvs(this.lvm.vg);
+    const pool = lvs.find((lv) => lv.name === thinPool && lv.attr[0] === 't');
+    if (!pool) throw new Error(`thin pool ${this.where()} is gone`);
+    const foreign = lvs.filter((lv) => lv.pool === thinPool && !this.isOurs(lv)).reduce((sum, lv) => sum + lv.sizeBytes, 0);
+    return {
+      poolBytes: pool.sizeBytes,
+      dataPercent: pool.dataPercent ?? 0,
+      metadataPercent: pool.metadataPercent ?? 0,
+      extentBytes: this.extentBytes,
+      foreignVirtualBytes: foreign,
+      overprovision: this.lvm.overprovision,
+      reserveBytes: reserveBytes(this.config, pool.sizeBytes),
+      readAt: Date.now(),
+    };
+  }
+
+  /** Logs once each time the thin pool crosses the alert level, so the log is not flooded on every refresh. */
+  private noteFullness(t: ThinState): void {
+    const full = Math.max(t.dataPercent, t.metadataPercent) >= this.lvm.alertPercent;
+    if (full && !this.alertLogged) log('warn', 'thin pool nearly full: writes to its volumes fail when it is full', { pool: this.config.name, thinPool: this.where(), dataPercent: t.dataPercent, metadataPercent: t.metadataPercent });
+    this.alertLogged = full;
+  }
+
+  private async changingSpace<T>(op: () => Promise<T>): Promise<T> {
+    this.changing += 1;
+    this.changes += 1;
+    try {
+      return await op();
+    } finally {
+      this.changing -= 1;
+      this.changes += 1;
+    }
+  }
+
+  /**
+   * LVM had no room although the ledger had: someone else took the space in between. Answered
+   * like any full pool (RESOURCE_EXHAUSTED, so the provisioner tries elsewhere), with the VG's
+   * figure as it now stands.
+   */
+  private async taken(bytes: number, what: string): Promise<PoolFullError> {
+    await this.refresh().catch(() => undefined);
+    const free = this.thin ? thinDataFree(this.thin) : this.vgFreeBytes;
+    return new PoolFullError(this.config.name, bytes, free, `${what} (${this.where()} is used by others too)`);
+  }
+
+  /** The LV of the record as LVM has it now; an LV of that name that is not this pool's is an error, never touched. */
+  private async ownLv(record: VolumeRecord): Promise<LvReport | undefined> {
+    const lv = await readLv(this.lvm.vg, this.lvName(record));
+    if (lv && !this.isOurs(lv)) throw new Error(`logical volume ${this.lvm.vg}/${lv.name} exists without the tag ${poolTag(this.config.name)}: it is not this pool's, and Lode leaves it alone`);
+    return lv;
+  }
+
+  allocate(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      const lv = await this.ownLv(record);
+      if (!lv) {
+        try {
+          const made = { vg: this.lvm.vg, name: this.lvName(record), bytes: record.capacityBytes, tags: [poolTag(this.config.name)] };
+          await createLv(this.lvm.thinPool !== undefined ? { ...made, thinPool: this.lvm.thinPool } : made);
+        } catch (err) {
+          if (err instanceof LvmNoSpaceError) throw await this.taken(record.capacityBytes, `volume ${record.id}`);
+          throw err;
+        }
+      } else if (lv.sizeBytes < record.capacityBytes) {
+        await extendLv(this.lvm.vg, lv.name, record.capacityBytes);
+      }
+      this.setLvBytes(record.id, record.capacityBytes);
+    });
+  }
+
+  grow(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      const lv = await this.ownLv(record);
+      if (!lv) throw new Error(`logical volume ${this.lvm.vg}/${this.lvName(record)} is missing`);
+      if (lv.sizeBytes < record.capacityBytes) {
+        try {
+          await extendLv(this.lvm.vg, lv.name, record.capacityBytes);
+        } catch (err) {
+          if (err instanceof LvmNoSpaceError) throw await this.taken(record.capacityBytes - lv.sizeBytes, `growing ${record.id}`);
+          throw err;
+        }
+      }
+      this.setLvBytes(record.id, record.capacityBytes);
+    });
+  }
+
+  release(record: VolumeRecord): Promise<void> {
+    return this.changingSpace(async () => {
+      await this.detach(record);
+      const lv = await readLv(this.lvm.vg, this.lvName(record));
+      if (lv && this.isOurs(lv)) await removeLv(this.lvm.vg, lv.name);
+      // One of that name without the pool's tag was never this volume's storage: the record can go, the LV stays.
+      else if (lv) log('warn', 'a logical volume of a Lode volume\'s name is not tagged as this pool\'s; left alone', { pool: this.config.name, lv: `${this.lvm.vg}/${lv.name}` });
+      this.setLvBytes(record.id, 0);
+    });
+  }
+
+  /** The read-only loop devices set up over the LV for read-only raw block publications. */
+  private async readOnlyLoops(record: VolumeRecord): Promise<string[]> {
+    const real = await fs.realpath(this.lvPath(record)).catch(() => undefined);
+    if (real === undefined) return [];
+    return (await listLoopDevices()).filter((d) => d.backingFile === real || d.backingFile === this.lvPath(record)).map((d) => d.device);
+  }
+
+  async attach(record: VolumeRecord, readOnly = false): Promise<string> {
+    let device = await this.device(record);
+    if (device === undefined) {
+      const lv = await this.ownLv(record);
+      if (!lv) throw new Error(`logical volume ${this.lvm.vg}/${this.lvName(record)} is missing`);
+      await activateLv(this.lvm.vg, lv.name);
+      device = await this.device(record);
+      if (device === undefined) throw new Error(`logical volume ${this.lvm.vg}/${lv.name} was activated but ${this.lvPath(record)} did not appear`);
+    }
+    if (!readOnly) return device;
+    // A read-only bind of a writable device node still lets the pod write: it gets a read-only
+    // device of its own, a loop device over the LV (no I/O cost worth naming for a reader).
+    return (await attachNewLoop(await fs.realpath(device), true, false)).device;
+  }
+
+  async detach(record: VolumeRecord): Promise<void> {
+    // The LV itself stays active: it is the volume, as an image file is for a loop pool.
+    for (const d of await this.readOnlyLoops(record)) await detachLoop(d);
+  }
+
+  async detachDevice(device: string): Promise<void> {
+    if (/^\/dev\/loop\d+$/.test(device)) await detachLoop(device);
+  }
+
+  async device(record: VolumeRecord): Promise<string | undefined> {
+    const p = this.lvPath(record);
+    try {
+      const st = await fs.stat(p);
+      return st.isBlockDevice() ? p : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async refreshDevice(record: VolumeRecord): Promise<void> {
+    // lvextend reloads the LV's own table; only loop devices over it must re-read its size.
+    for (const d of await this.readOnlyLoops(record)) await refreshLoopCapacity(d);
+  }
+
+  async problem(record: VolumeRecord): Promise<string | undefined> {
+    const where = `${this.lvm.vg}/${this.lvName(record)}`;
+    const lv = await readLv(this.lvm.vg, this.lvName(record));
+    if (!lv) return `logical volume ${where} is missing`;
+    if (!this.isOurs(lv)) return `logical volume ${where} no longer carries the tag ${poolTag(this.config.name)}`;
+    if (lv.sizeBytes < record.capacityBytes) return `logical volume ${where} is ${lv.sizeBytes} bytes, expected ${record.capacityBytes}`;
+    if (lv.attr[8] === 'p') return `logical volume ${where} is partial: a physical volume of ${this.lvm.vg} is missing`;
+    if (this.lvm.thinPool !== undefined && lv.pool !== this.lvm.thinPool) return `logical volume ${where} is not in thin pool ${this.where()}`;
+    return undefined;
+  }
+
+  async warning(): Promise<string | undefined> {
+    if (this.lvm.thinPool === undefined) return undefined;
+    if (!this.thin || Date.now() - this.thin.readAt > CONDITION_MAX_AGE_MS) await this.refresh().catch(() => undefined);
+    const t = this.thin;
+    if (!t) return undefined;
+    const worst = t.dataPercent >= t.metadataPercent ? { what: 'data', percent: t.dataPercent } : { what: 'metadata', percent: t.metadataPercent };
+    if (worst.percent < this.lvm.alertPercent) return undefined;
+    return `thin pool ${this.where()} is ${worst.percent}% full (${worst.what}); writes to its volumes fail once it is full: extend it (lvextend) or free space`;
+  }
+
+  async holdsMount(mount: MountEntry): Promise<boolean> {
+    // Its filesystem (source /dev/mapper/VG-lode--ID) or a bind of its node (root /dm-N).
+    const prefix = dmName(this.lvm.vg, LV_PREFIX);
+    for (const candidate of [mount.source, mount.root.startsWith('/dm-') ? `/dev${mount.root}` : '']) {
+      if (!candidate.startsWith('/dev/')) continue;
+      const real = await fs.realpath(candidate).catch(() => candidate);
+      const base = path.basename(real);
+      if (!/^dm-\d+$/.test(base)) continue;
+      let name: string;
+      try {
+        name = readFileSync(`/sys/block/${base}/dm/name`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (name.startsWith(prefix)) return true;
+    }
+    return false;
+  }
+
+  async healthy(): Promise<string | undefined> {
+    if (Date.now() - this.health.at > HEALTH_MAX_AGE_MS) {
+      // Outside the Probe call, so its deadline does not kill the check; one at a time.
+      this.checking ??= outsideCall(async () => {
+        try {
+          this.health = { problem: await this.prerequisite(), at: Date.now() };
+        } catch (err) {
+          this.health = { problem: `pool ${this.config.name}: ${(err as Error).message}`, at: Date.now() };
+        } finally {
+          this.checking = undefined;
+        }
+      });
+    }
+    return this.health.problem;
+  }
+}
