@@ -29,11 +29,12 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 FROM node:24.21.0-bookworm-slim AS runtime
 # What the driver runs: losetup, mount/umount, blkid, findmnt, fallocate (util-linux, mount),
 # mkfs.ext4/resize2fs/e2fsck (e2fsprogs), mkfs.xfs/xfs_growfs, and xfs_quota/xfs_io for dir
-# pools' project quotas on XFS and ext4 (xfsprogs), btrfs for dir pools on btrfs (btrfs-progs);
-# tini is PID 1.
+# pools' project quotas on XFS and ext4 (xfsprogs), btrfs for dir pools on btrfs (btrfs-progs),
+# vgs/lvs/lvcreate/lvextend/lvremove for lvm pools (lvm2) and thin_check, which LVM runs when it
+# activates a thin pool (thin-provisioning-tools); tini is PID 1.
 # npm, npx, corepack and yarn come with the base image; the driver never needs them, so they go.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends util-linux mount e2fsprogs xfsprogs btrfs-progs tini \
+ && apt-get install -y --no-install-recommends util-linux mount e2fsprogs xfsprogs btrfs-progs lvm2 thin-provisioning-tools tini \
  && rm -rf /var/lib/apt/lists/* \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
  && rm -f /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg

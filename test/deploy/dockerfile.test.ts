@@ -68,7 +68,7 @@ test('every stage runs on the same Node image, an LTS line at least 24', () => {
 test('the runtime stage installs the filesystem and block tools and no build tool', () => {
   const runs = finalStage().instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => argsOf(i).join(' '));
   const installs = runs.join(' && ');
-  for (const pkg of ['util-linux', 'mount', 'e2fsprogs', 'xfsprogs', 'btrfs-progs', 'tini']) {
+  for (const pkg of ['util-linux', 'mount', 'e2fsprogs', 'xfsprogs', 'btrfs-progs', 'lvm2', 'thin-provisioning-tools', 'tini']) {
     assert.match(installs, new RegExp(`apt-get install[^&]*\\b${pkg}\\b`), `${pkg} is not installed`);
   }
   assert.match(installs, /--no-install-recommends/);

@@ -29,7 +29,7 @@ test('every example renders, validates and adds no central workload', { skip }, 
   }
 });
 
-for (const example of ['per-node-pools', 'quota-directories']) test(`${example}: node keys parse with the driver's parser and every class has a pool somewhere`, { skip }, async () => {
+for (const example of ['per-node-pools', 'quota-directories', 'lvm']) test(`${example}: node keys parse with the driver's parser and every class has a pool somewhere`, { skip }, async () => {
   const objects = await renderKustomization(path.join(EXAMPLES, example));
   const cm = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
   const data = cm['data'] as Record<string, string>;
