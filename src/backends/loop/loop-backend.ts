@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import { MiB } from '../../pool/sizes.js';
+import { SpaceChanges } from '../space-changes.js';
+import { StorageBytes } from '../storage-bytes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { ExecError, run } from '../../sys/exec.js';
@@ -35,15 +37,9 @@ export class LoopBackend implements BlockBackend {
    * space counts everything else, so capacity = these + free, whatever the catalog has
    * reserved but not yet allocated (or freed but not yet forgotten).
    */
-  private readonly imageBytes = new Map<string, number>();
-  private imageBytesTotal = 0;
-  /**
-   * While fallocate or rm runs, free space and `imageBytes` disagree. `changing` counts such
-   * operations in flight and `changes` every start and end of one, so a refresh that
-   * overlapped one keeps the previous figure (the operation's own refresh follows).
-   */
-  private changing = 0;
-  private changes = 0;
+  private readonly imageBytes = new StorageBytes();
+  /** fallocate and rm in flight, which a refresh must not read across. */
+  private readonly spaceChanges = new SpaceChanges();
   private sparseWarned = false;
   /** Set once the kernel ran a device of this pool buffered although direct I/O was asked. */
   private directIoRefused = false;
@@ -77,7 +73,6 @@ export class LoopBackend implements BlockBackend {
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
     this.known.clear();
     this.imageBytes.clear();
-    this.imageBytesTotal = 0;
     const sizes = new Map(records.map((r) => [this.imagePath(r), r.capacityBytes]));
     const unrecorded: UnrecordedStorage[] = [];
     for (const name of await fs.readdir(this.dir)) {
@@ -86,14 +81,14 @@ export class LoopBackend implements BlockBackend {
       const image = path.join(this.dir, name);
       if (recorded.has(id)) {
         this.known.set(image, attached.get(image) ?? []);
-        this.setImageBytes(image, sizes.get(image) ?? 0);
+        this.imageBytes.set(image, sizes.get(image) ?? 0);
         continue;
       }
       const st = await fs.stat(image).catch(() => undefined);
       const bytes = st?.isFile() ? st.size : 0;
       unrecorded.push({ id, location: image, bytes });
       // Its blocks are missing from the free space like every other image's, and the ledger counts it.
-      this.setImageBytes(image, bytes);
+      this.imageBytes.set(image, bytes);
     }
     await this.refresh();
     return unrecorded;
@@ -101,12 +96,6 @@ export class LoopBackend implements BlockBackend {
 
   /** Nothing to choose ahead: an image's name follows from the volume's id. */
   assign(): void {}
-
-  private setImageBytes(image: string, bytes: number): void {
-    this.imageBytesTotal += bytes - (this.imageBytes.get(image) ?? 0);
-    if (bytes > 0) this.imageBytes.set(image, bytes);
-    else this.imageBytes.delete(image);
-  }
 
   stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats {
     const capacityBytes = this.config.sizeBytes ?? this.fsCapacityBytes;
@@ -123,42 +112,31 @@ export class LoopBackend implements BlockBackend {
   }
 
   async refresh(): Promise<void> {
-    if (this.config.sizeBytes !== undefined || this.changing > 0) return;
-    const before = this.changes;
+    if (this.config.sizeBytes !== undefined) return;
+    const mark = this.spaceChanges.mark();
+    if (mark === undefined) return;
     const s = await fs.statfs(this.dir);
-    if (this.changing > 0 || this.changes !== before) return;
+    if (!this.spaceChanges.quietSince(mark)) return;
     // Images are preallocated, so their blocks are already missing from bavail.
     const free = s.bavail * s.bsize;
-    this.fsCapacityBytes = this.imageBytesTotal + Math.max(0, free - reserveBytes(this.config, s.blocks * s.bsize));
-  }
-
-  /** Runs an operation that changes the pool's own use of the filesystem (see `changing`). */
-  private async changingSpace<T>(op: () => Promise<T>): Promise<T> {
-    this.changing += 1;
-    this.changes += 1;
-    try {
-      return await op();
-    } finally {
-      this.changing -= 1;
-      this.changes += 1;
-    }
+    this.fsCapacityBytes = this.imageBytes.total + Math.max(0, free - reserveBytes(this.config, s.blocks * s.bsize));
   }
 
   allocate(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       const image = this.imagePath(record);
       const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o600);
       await handle.close();
       if (!this.known.has(image)) this.known.set(image, []);
       await this.preallocate(image, record.capacityBytes);
-      this.setImageBytes(image, record.capacityBytes);
+      this.imageBytes.set(image, record.capacityBytes);
     });
   }
 
   grow(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       await this.preallocate(this.imagePath(record), record.capacityBytes);
-      this.setImageBytes(this.imagePath(record), record.capacityBytes);
+      this.imageBytes.set(this.imagePath(record), record.capacityBytes);
     });
   }
 
@@ -185,11 +163,11 @@ export class LoopBackend implements BlockBackend {
   }
 
   release(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       await this.detach(record);
       await fs.rm(this.imagePath(record), { force: true });
       this.known.delete(this.imagePath(record));
-      this.setImageBytes(this.imagePath(record), 0);
+      this.imageBytes.set(this.imagePath(record), 0);
     });
   }
 
