@@ -1,4 +1,5 @@
 // LVM through its command-line tools: JSON reports in bytes, and one configuration that works with no udev (in a container).
+import { readdirSync, readFileSync } from 'node:fs';
 import { ExecError, run } from './exec.js';
 
 /**
@@ -32,6 +33,8 @@ export interface LvReport {
   /** How full a thin pool's data and metadata are, in percent (two decimals, as lvs reports them); undefined for other volumes. */
   dataPercent?: number;
   metadataPercent?: number;
+  /** The device-mapper uuid of the active LV ("LVM-" + VG uuid + LV uuid): unchanged when the LV is renamed. */
+  dmUuid: string;
 }
 
 function lvm(command: string, args: readonly string[]): Promise<{ stdout: string }> {
@@ -89,7 +92,7 @@ export async function readVg(vg: string): Promise<VgReport | undefined> {
   return { name: text(row, 'vg_name'), sizeBytes: bytes(row, 'vg_size'), freeBytes: bytes(row, 'vg_free'), extentBytes: bytes(row, 'vg_extent_size') };
 }
 
-const LV_FIELDS = 'lv_name,lv_size,lv_tags,lv_attr,pool_lv,data_percent,metadata_percent';
+const LV_FIELDS = 'lv_name,lv_size,lv_tags,lv_attr,pool_lv,data_percent,metadata_percent,lv_uuid,vg_uuid';
 
 function toLv(row: Record<string, unknown>): LvReport {
   const tags = text(row, 'lv_tags');
@@ -99,6 +102,7 @@ function toLv(row: Record<string, unknown>): LvReport {
     tags: tags === '' ? [] : tags.split(','),
     attr: text(row, 'lv_attr'),
     pool: text(row, 'pool_lv'),
+    dmUuid: `LVM-${text(row, 'vg_uuid').replace(/-/g, '')}${text(row, 'lv_uuid').replace(/-/g, '')}`,
   };
   const data = percent(row, 'data_percent');
   const meta = percent(row, 'metadata_percent');
@@ -171,6 +175,24 @@ export async function removeLv(vg: string, name: string): Promise<void> {
 /** Activates a logical volume (after a reboot the host may not have); active already is fine. */
 export async function activateLv(vg: string, name: string): Promise<void> {
   await lvm('lvchange', ['-q', '-ay', '-K', `${vg}/${name}`]);
+}
+
+/** The /dev/dm-N node of the active device-mapper device with uuid `uuid`, read from sysfs (no tool runs), or undefined. */
+export function dmDeviceByUuid(uuid: string): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/sys/block').filter((n) => /^dm-\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      if (readFileSync(`/sys/block/${name}/dm/uuid`, 'utf8').trim() === uuid) return `/dev/${name}`;
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return undefined;
 }
 
 /** The device-mapper name of `vg`/`lv` as /dev/mapper and sysfs show it: each '-' doubled, joined by one. */

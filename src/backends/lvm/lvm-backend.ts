@@ -8,9 +8,11 @@ import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { attachNewLoop, detachLoop, listLoopDevices, refreshLoopCapacity } from '../../sys/loop.js';
 import {
-  activateLv, createLv, dmName, extendLv, LvmNoSpaceError, readLv, readLvs, readVg, removeLv, type LvReport,
+  activateLv, createLv, dmDeviceByUuid, dmName, extendLv, LvmNoSpaceError, readLv, readLvs, readVg, removeLv, type LvReport,
 } from '../../sys/lvm.js';
 import type { MountEntry } from '../../sys/mounts.js';
+import { SpaceChanges } from '../space-changes.js';
+import { StorageBytes } from '../storage-bytes.js';
 import { outsideCall } from '../../util/call-signal.js';
 import { log } from '../../util/log.js';
 import { PoolFullError } from '../../pool/volume-catalog.js';
@@ -50,12 +52,10 @@ export class LvmBackend implements BlockBackend {
   private vgFreeBytes = 0;
   private vgSizeBytes = 0;
   /** Bytes of this pool's own LVs (virtual sizes for thin), as far as this process made or found them. */
-  private readonly lvBytes = new Map<string, number>();
-  private lvBytesTotal = 0;
+  private readonly lvBytes = new StorageBytes();
   private thin: ThinState | undefined;
-  /** As in the loop backend: operations in flight that change the VG, so a refresh overlapping one keeps the last figure. */
-  private changing = 0;
-  private changes = 0;
+  /** lvcreate, lvextend and lvremove in flight, which a refresh must not read across. */
+  private readonly spaceChanges = new SpaceChanges();
   private alertLogged = false;
   /** The last check of the VG and thin pool, and the one running now. */
   private health: { problem: string | undefined; at: number } = { problem: undefined, at: 0 };
@@ -112,18 +112,17 @@ export class LvmBackend implements BlockBackend {
     const recorded = new Set(records.map((r) => r.id));
     const sizes = new Map(records.map((r) => [r.id, r.capacityBytes]));
     this.lvBytes.clear();
-    this.lvBytesTotal = 0;
     const unrecorded: UnrecordedStorage[] = [];
     for (const lv of await readLvs(this.lvm.vg)) {
       if (!this.isOurs(lv)) continue;
       const id = lv.name.slice(LV_PREFIX.length);
       if (recorded.has(id)) {
         // The recorded size: a grow whose record was not written yet is redone by its retry.
-        this.setLvBytes(id, Math.max(sizes.get(id) ?? 0, lv.sizeBytes));
+        this.lvBytes.set(id, Math.max(sizes.get(id) ?? 0, lv.sizeBytes));
         continue;
       }
       unrecorded.push({ id, location: `${this.lvm.vg}/${lv.name}`, bytes: lv.sizeBytes });
-      this.setLvBytes(id, lv.sizeBytes);
+      this.lvBytes.set(id, lv.sizeBytes);
     }
     await this.refresh();
     return unrecorded;
@@ -131,12 +130,6 @@ export class LvmBackend implements BlockBackend {
 
   /** Nothing to choose ahead: the LV's name follows from the volume's id. */
   assign(): void {}
-
-  private setLvBytes(id: string, bytes: number): void {
-    this.lvBytesTotal += bytes - (this.lvBytes.get(id) ?? 0);
-    if (bytes > 0) this.lvBytes.set(id, bytes);
-    else this.lvBytes.delete(id);
-  }
 
   allocationUnit(): number {
     return this.extentBytes;
@@ -156,24 +149,24 @@ export class LvmBackend implements BlockBackend {
       };
     }
     const capacityBytes = thickCapacity({
-      vgFreeBytes: this.vgFreeBytes, extentBytes: this.extentBytes, ownBytes: this.lvBytesTotal, reserveBytes: reserveBytes(this.config, this.vgSizeBytes),
+      vgFreeBytes: this.vgFreeBytes, extentBytes: this.extentBytes, ownBytes: this.lvBytes.total, reserveBytes: reserveBytes(this.config, this.vgSizeBytes),
     });
     return { ...base, capacityBytes, availableBytes: Math.max(0, capacityBytes - allocatedBytes), dataPath: 'lvm-linear' };
   }
 
   async refresh(): Promise<void> {
-    if (this.changing > 0) return;
-    const before = this.changes;
+    const mark = this.spaceChanges.mark();
+    if (mark === undefined) return;
     if (this.lvm.thinPool !== undefined) {
       const state = await this.readThin();
-      if (this.changing > 0 || this.changes !== before) return;
+      if (!this.spaceChanges.quietSince(mark)) return;
       this.thin = state;
       this.noteFullness(state);
       return;
     }
     const vg = await readVg(this.lvm.vg);
     if (!vg) throw new Error(`volume group ${this.lvm.vg} is gone`);
-    if (this.changing > 0 || this.changes !== before) return;
+    if (!this.spaceChanges.quietSince(mark)) return;
     this.vgFreeBytes = vg.freeBytes;
     this.vgSizeBytes = vg.sizeBytes;
     this.extentBytes = vg.extentBytes;
@@ -205,17 +198,6 @@ export class LvmBackend implements BlockBackend {
     this.alertLogged = full;
   }
 
-  private async changingSpace<T>(op: () => Promise<T>): Promise<T> {
-    this.changing += 1;
-    this.changes += 1;
-    try {
-      return await op();
-    } finally {
-      this.changing -= 1;
-      this.changes += 1;
-    }
-  }
-
   /**
    * LVM had no room although the ledger had: someone else took the space in between. Answered
    * like any full pool (RESOURCE_EXHAUSTED, so the provisioner tries elsewhere), with the VG's
@@ -235,7 +217,7 @@ export class LvmBackend implements BlockBackend {
   }
 
   allocate(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       const lv = await this.ownLv(record);
       if (!lv) {
         try {
@@ -248,12 +230,15 @@ export class LvmBackend implements BlockBackend {
       } else if (lv.sizeBytes < record.capacityBytes) {
         await extendLv(this.lvm.vg, lv.name, record.capacityBytes);
       }
-      this.setLvBytes(record.id, record.capacityBytes);
+      this.lvBytes.set(record.id, record.capacityBytes);
+      // Saved with the record's "ready": the device stays this volume's even if someone renames the LV.
+      const made = lv ?? (await this.ownLv(record));
+      if (made) record.backing = { ...record.backing, dmUuid: made.dmUuid };
     });
   }
 
   grow(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       const lv = await this.ownLv(record);
       if (!lv) throw new Error(`logical volume ${this.lvm.vg}/${this.lvName(record)} is missing`);
       if (lv.sizeBytes < record.capacityBytes) {
@@ -264,18 +249,18 @@ export class LvmBackend implements BlockBackend {
           throw err;
         }
       }
-      this.setLvBytes(record.id, record.capacityBytes);
+      this.lvBytes.set(record.id, record.capacityBytes);
     });
   }
 
   release(record: VolumeRecord): Promise<void> {
-    return this.changingSpace(async () => {
+    return this.spaceChanges.run(async () => {
       await this.detach(record);
       const lv = await readLv(this.lvm.vg, this.lvName(record));
       if (lv && this.isOurs(lv)) await removeLv(this.lvm.vg, lv.name);
       // One of that name without the pool's tag was never this volume's storage: the record can go, the LV stays.
       else if (lv) log('warn', 'a logical volume of a Lode volume\'s name is not tagged as this pool\'s; left alone', { pool: this.config.name, lv: `${this.lvm.vg}/${lv.name}` });
-      this.setLvBytes(record.id, 0);
+      this.lvBytes.set(record.id, 0);
     });
   }
 
@@ -314,10 +299,14 @@ export class LvmBackend implements BlockBackend {
     const p = this.lvPath(record);
     try {
       const st = await fs.stat(p);
-      return st.isBlockDevice() ? p : undefined;
+      if (st.isBlockDevice()) return p;
     } catch {
-      return undefined;
+      // not active under its name: perhaps renamed
     }
+    // An LV renamed under a mount (an operator's slip) is still the volume's device, by its
+    // uuid: so unpublish and unstage can still tell the volume's mounts and take them down.
+    const uuid = record.backing?.['dmUuid'];
+    return typeof uuid === 'string' ? dmDeviceByUuid(uuid) : undefined;
   }
 
   async refreshDevice(record: VolumeRecord): Promise<void> {
