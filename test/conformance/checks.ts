@@ -7,7 +7,7 @@ import { grpcCode } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, CAP_SYS_RESOURCE, hasCapability, MiB, stageAndPublish, status } from '../driver/support.js';
-import type { BackendFixture } from './fixture.js';
+import type { BackendFixture, PoolMedium } from './fixture.js';
 
 /** The one pool every conformance case runs on. */
 export const POOL = 'conf';
@@ -18,6 +18,7 @@ export interface Conformance {
   poolDir: string;
   /** The backend's default filesystem, which most cases use. */
   fsType: string;
+  medium: PoolMedium;
 }
 
 export interface StartOptions {
@@ -43,7 +44,7 @@ export async function startDriver(t: TestContext, fixture: BackendFixture, o: St
   });
   const fsType = fixture.capabilities.fsTypes[0];
   assert.ok(fsType, `fixture ${fixture.name} names no filesystem`);
-  return { h, fixture, poolDir: h.poolDir(POOL), fsType };
+  return { h, fixture, poolDir: h.poolDir(POOL), fsType, medium };
 }
 
 /** A size every backend accepts for `fsType`: the pool's minimum for it (xfs wants 300 MiB), at least 32 MiB. */
@@ -70,12 +71,21 @@ export async function poolTree(dir: string): Promise<string[]> {
 export interface PoolSnapshot {
   tree: string[];
   available: number;
+  /** The backend's storage outside the pool directory, by name (see PoolMedium.storage). */
+  storage: Array<[string, number]>;
+}
+
+async function outsideStorage(c: Conformance): Promise<Array<[string, number]>> {
+  return [...((await c.medium.storage?.()) ?? new Map<string, number>())].sort(([a], [b]) => a.localeCompare(b));
 }
 
 /** The pool as it stands before a case makes anything. */
 export async function snapshot(c: Conformance): Promise<PoolSnapshot> {
-  return { tree: await poolTree(c.poolDir), available: await available(c.h, { pool: POOL }) };
+  return { tree: await poolTree(c.poolDir), available: await available(c.h, { pool: POOL }), storage: await outsideStorage(c) };
 }
+
+/** The storage name of a volume outside the pool directory (a logical volume). */
+const STORAGE_PREFIX = 'lode-';
 
 /**
  * The invariant start-up relies on to tell an interrupted create or delete from data it must
@@ -88,6 +98,28 @@ export async function assertEveryStorageRecorded(c: Conformance): Promise<void> 
     const id = name.split('.')[0] ?? name;
     assert.ok(names.includes(`${id}.json`), `storage ${name} has a record (the pool holds ${names.join(', ')})`);
   }
+  for (const [name] of await outsideStorage(c)) {
+    if (!name.startsWith(STORAGE_PREFIX)) continue;
+    const id = name.slice(STORAGE_PREFIX.length);
+    assert.ok(names.includes(`${id}.json`), `storage ${name} has a record (the pool holds ${names.join(', ')})`);
+  }
+}
+
+/**
+ * Once a call has converged: the backend's storage is exactly what the records say, each
+ * ready volume's at its recorded size, and none without a record.
+ */
+export async function assertStorageMatchesRecords(c: Conformance): Promise<void> {
+  if (!c.medium.storage) return;
+  const storage = new Map((await outsideStorage(c)).filter(([name]) => name.startsWith(STORAGE_PREFIX)));
+  const recorded = new Map<string, number>();
+  for (const name of await c.h.poolFiles(POOL)) {
+    if (!name.endsWith('.json')) continue;
+    const r = JSON.parse(await fs.readFile(path.join(c.poolDir, 'volumes', name), 'utf8')) as { id: string; state: string; capacityBytes: number };
+    assert.equal(r.state, 'ready', `volume ${r.id} is ${r.state} after its call converged`);
+    recorded.set(STORAGE_PREFIX + r.id, r.capacityBytes);
+  }
+  assert.deepEqual([...storage].sort(), [...recorded].sort(), 'the storage is exactly what the records say, at the recorded sizes');
 }
 
 /** No volume, storage, record, mount or loop device left, and the pool as `before` had it. */
@@ -96,6 +128,7 @@ export async function assertNothingLeft(c: Conformance, before: PoolSnapshot): P
   assert.deepEqual(await detachedLoops(c), [], 'no loop devices left');
   assert.deepEqual(await c.h.poolFiles(POOL), [], 'no storage, record or temp file left');
   assert.deepEqual(await poolTree(c.poolDir), before.tree, 'the pool directory is as it was');
+  assert.deepEqual(await outsideStorage(c), before.storage, 'the storage outside the pool directory is as it was');
   assert.deepEqual((await c.h.client.listVolumes({})).entries.map((e) => e.volume?.volume_id), [], 'no volume listed');
   assert.equal(await available(c.h, { pool: POOL }), before.available, 'all capacity back');
 }

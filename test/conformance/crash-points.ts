@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { fileHash, fsCap, writeRandomFile } from '../driver/support.js';
-import { assertEveryStorageRecorded, assertNothingLeft, nodeExpand, sizeFor, snapshot, startDriver, type Conformance } from './checks.js';
+import { assertEveryStorageRecorded, assertNothingLeft, assertStorageMatchesRecords, nodeExpand, sizeFor, snapshot, startDriver, type Conformance } from './checks.js';
 import type { BackendFixture } from './fixture.js';
 
 /** Every failpoint of the lifecycle, with the step whose call it interrupts. */
@@ -106,6 +106,7 @@ export function registerCrashPoints(fixture: BackendFixture, guarded: Guard, onl
             await assertEveryStorageRecorded(c);
             await c.h.startProcess();
             await step(r); // the retry, which must converge
+            await assertStorageMatchesRecords(c);
           }
           continue;
         }

@@ -10,6 +10,12 @@ export interface PoolMedium {
   pool: PoolOptions;
   /** Takes the medium down again (unmount, detach, remove); runs after the driver and its mounts are gone. */
   cleanup(): Promise<void>;
+  /**
+   * The storage the backend keeps outside the pool directory (logical volumes), by name with
+   * its size: what "nothing left" compares, and what must match the records after a crash.
+   * Volumes' storage is named `lode-<volume id>`. Omitted = the backend keeps all in the pool directory.
+   */
+  storage?(): Promise<Map<string, number>>;
 }
 
 export interface FixtureCapabilities {
@@ -30,8 +36,12 @@ export interface BackendFixture {
   /** Prepares the pool's medium (e.g. a loop device with btrfs and quotas on, mounted at a directory). */
   setup(t: TestContext): Promise<PoolMedium>;
   capabilities: FixtureCapabilities;
-  /** Damages a volume's backing storage the way the backend can break, so problem detection can be checked. */
-  damage(poolDir: string, volumeId: string): Promise<void>;
+  /**
+   * Damages a volume's backing storage the way the backend can break, so problem detection can
+   * be checked. May return what removes the damaged storage once the volume is torn down (a
+   * renamed logical volume that no record names any more).
+   */
+  damage(poolDir: string, volumeId: string): Promise<void | (() => Promise<void>)>;
   /** Why this fixture cannot run here (a missing tool or kernel feature), or undefined. */
   unavailable(): Promise<string | undefined>;
   /**

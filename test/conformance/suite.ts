@@ -221,20 +221,22 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
       await writeRandomFile(path.join(target, 'f'), MiB);
       const healthy = await c.h.client.nodeGetVolumeStats({ volume_id: a.id, volume_path: target });
       assert.equal(healthy.volume_condition?.abnormal, false, `a healthy volume is normal: ${healthy.volume_condition?.message}`);
-      await fixture.damage(c.poolDir, a.id);
+      const leftover = await fixture.damage(c.poolDir, a.id);
       const sick = await c.h.client.nodeGetVolumeStats({ volume_id: a.id, volume_path: target });
       assert.equal(sick.volume_condition?.abnormal, true, 'damaged storage under a published volume is abnormal');
       assert.ok((sick.volume_condition?.message ?? '').trim() !== '', 'the condition says what is wrong');
       await teardown(c.h, a.id, 'damaged-live');
+      if (leftover) await leftover();
 
       const b = await createVolume(c.h, 'conf-damaged-idle', size, { cap });
-      await fixture.damage(c.poolDir, b.id);
+      const leftoverIdle = await fixture.damage(c.poolDir, b.id);
       await expectCode(
         c.h.client.nodeStageVolume({ volume_id: b.id, staging_target_path: c.h.stagingPath('damaged-idle'), volume_capability: cap }),
         status.FAILED_PRECONDITION, 'staging a volume whose storage is damaged',
       );
       assert.deepEqual(await c.h.mounts(), [], 'the refused stage mounted nothing');
       await c.h.client.deleteVolume({ volume_id: b.id });
+      if (leftoverIdle) await leftoverIdle();
       await assertNothingLeft(c, before);
     }));
 

@@ -34,6 +34,8 @@ export function jobScript(spec: JobSpec): string {
     `echo ${shellQuote(MARK.userspace)}`,
     // One modprobe for all: each process start costs a visible fraction of a second under emulation.
     ...(spec.modules.length > 0 ? [`modprobe -a ${spec.modules.map(shellQuote).join(' ')} || echo "lode-vm: modprobe failed"`] : []),
+    // The kernel starts with loopback down; tests that serve HTTP on 127.0.0.1 (metrics) need it.
+    'ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null || echo "lode-vm: cannot bring up loopback"',
     `mkdir -p ${GUEST_RESULTS_DIR}`,
     `cd ${shellQuote(spec.cwd)} || echo "lode-vm: cannot enter ${spec.cwd.replace(/["$`\\]/g, '')}"`,
     'run_file() {',

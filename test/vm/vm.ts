@@ -213,7 +213,7 @@ function removeStaleShares(tmp: string): void {
 
 /** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
 export async function runInVm(files: readonly string[], opts: VmOptions): Promise<VmRun> {
-  const memoryMiB = opts.memoryMiB ?? 1024;
+  const memoryMiB = opts.memoryMiB ?? 2048;
   const cpus = opts.cpus ?? 2;
   const bootTimeoutMs = opts.bootTimeoutMs ?? 120_000;
   const fileTimeoutMs = opts.fileTimeoutMs ?? 300_000;
