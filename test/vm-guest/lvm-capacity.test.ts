@@ -1,11 +1,14 @@
-// lvm pools against the figures LVM itself reports: thick and thin capacity and maximum sizes, a VG shared with others, thin pool fullness, and LVs Lode must not touch.
+// lvm pools against the figures LVM itself reports: thick and thin capacity and maximum sizes, a VG shared with others, thin pool fullness, LVs Lode must not touch, and read-only raw block.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LV_PREFIX, poolTag } from '../../src/backends/lvm/lvm-backend.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
-import { createVolume, expectCode, fsCap, httpGet, metricsPort, stageAndPublish, status, teardown, volumeRequest } from '../driver/support.js';
+import { createVolume, expectCode, fsCap, httpGet, metricsPort, rawCap, stageAndPublish, status, teardown, volumeRequest } from '../driver/support.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
+import { listLoopDevices } from '../../src/sys/loop.js';
 import { findSamples, parseExposition } from '../metrics/prom-text.js';
 import { volumeIdForName } from '../../src/driver/context.js';
 import { lvmMedium, lvmTool, THIN_POOL, type LvmMediumOptions } from './lvm-fixtures.js';
@@ -146,4 +149,52 @@ test('LVs that are not provably Lode\'s are never touched: a name clash fails th
   assert.ok((await report('lvs', 'lv_name', vg)).some((r) => r.lv_name === stray), 'the unrecorded LV is kept');
   await expectCode(h.client.deleteVolume({ volume_id: `lv-${'0'.repeat(40)}` }), status.FAILED_PRECONDITION, 'deleting a quarantined volume');
   assert.ok((await report('lvs', 'lv_name', vg)).some((r) => r.lv_name === stray), 'still kept after a delete was asked');
+});
+
+test('raw block: a read-only publication gets a read-only loop device over the LV of its own, which refuses writes and goes with its unpublish', { skip: guestOnly }, async (t) => {
+  const { h, vg } = await start(t, { imageMiB: 256 });
+  const v = await createVolume(h, 'raw-ro', 32 * MiB, { cap: rawCap() });
+  const staging = h.stagingPath('raw');
+  const rw = h.targetPath('raw-rw');
+  const ro = h.targetPath('raw-ro');
+  await h.client.nodeStageVolume({ volume_id: v.id, staging_target_path: staging, volume_capability: rawCap() });
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: rw, volume_capability: rawCap() });
+  // Loop devices over a device node (the LV: /dev/mapper/... without udev, /dev/dm-N with it), not over an image file.
+  const overLvs = async () => (await listLoopDevices()).filter((d) => d.backingFile.startsWith('/dev/')).map((d) => d.device);
+  assert.deepEqual(await overLvs(), [], 'a writable publication is the LV itself, no loop device');
+  await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: ro, volume_capability: rawCap(), readonly: true });
+  const [roDevice, ...more] = await overLvs();
+  assert.ok(roDevice !== undefined && more.length === 0, 'the read-only publication has a device of its own');
+  assert.equal((await fs.readFile(`/sys/block/${path.basename(roDevice)}/ro`, 'utf8')).trim(), '1', 'and the kernel holds it read-only');
+
+  const data = randomBytes(64 * 1024);
+  const w = await fs.open(rw, 'r+');
+  await w.write(data, 0, data.length, 0);
+  await w.sync();
+  await w.close();
+  const back = Buffer.alloc(data.length);
+  const r = await fs.open(ro, 'r');
+  await r.read(back, 0, back.length, 0);
+  await r.close();
+  assert.deepEqual(back, data, 'the read-only device shows the LV');
+  let refused: string | undefined;
+  try {
+    const fh = await fs.open(ro, 'r+');
+    try {
+      await fh.write(Buffer.alloc(4096, 1), 0, 4096, 0);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    refused = (err as NodeJS.ErrnoException).code;
+  }
+  assert.ok(refused !== undefined && ['EROFS', 'EACCES', 'EPERM'].includes(refused), `a write to the read-only publication must fail, got ${refused ?? 'success'}`);
+
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: ro });
+  assert.deepEqual(await overLvs(), [], 'its loop device went with it');
+  await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: rw });
+  await h.client.nodeUnstageVolume({ volume_id: v.id, staging_target_path: staging });
+  await h.client.deleteVolume({ volume_id: v.id });
+  assert.ok(!(await report('lvs', 'lv_name', vg)).some((row) => row.lv_name === `${LV_PREFIX}${v.id}`), 'the LV is gone');
 });
