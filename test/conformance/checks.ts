@@ -27,12 +27,14 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Prepares the fixture's medium and starts a driver on it; both go away after `t`. */
-export async function startDriver(t: TestContext, fixture: BackendFixture, o: StartOptions = {}): Promise<Conformance> {
-  const medium = await fixture.setup(t);
+/**
+ * Starts a driver with one pool, `pool`, on a prepared medium; the driver and then the medium
+ * go away after `t` (and the medium at once if the driver does not start).
+ */
+export async function startOnMedium(t: TestContext, medium: PoolMedium, o: StartOptions & { nodeId?: string; pool?: string } = {}): Promise<DriverHarness> {
   let h: DriverHarness;
   try {
-    h = await DriverHarness.start({ nodeId: 'node-conf', pools: [{ name: POOL, ...medium.pool }], extraArgs: o.extraArgs ?? [] }, o.env ?? {});
+    h = await DriverHarness.start({ nodeId: o.nodeId ?? 'node-conf', pools: [{ name: o.pool ?? POOL, ...medium.pool }], extraArgs: o.extraArgs ?? [] }, o.env ?? {});
   } catch (err) {
     await medium.cleanup();
     throw err;
@@ -42,6 +44,13 @@ export async function startDriver(t: TestContext, fixture: BackendFixture, o: St
     await h.cleanup();
     await medium.cleanup();
   });
+  return h;
+}
+
+/** Prepares the fixture's medium and starts a driver on it; both go away after `t`. */
+export async function startDriver(t: TestContext, fixture: BackendFixture, o: StartOptions = {}): Promise<Conformance> {
+  const medium = await fixture.setup(t);
+  const h = await startOnMedium(t, medium, o);
   const fsType = fixture.capabilities.fsTypes[0];
   assert.ok(fsType, `fixture ${fixture.name} names no filesystem`);
   return { h, fixture, poolDir: h.poolDir(POOL), fsType, medium };

@@ -13,7 +13,7 @@ import { findSamples, parseExposition } from '../metrics/prom-text.js';
 import { volumeIdForName } from '../../src/driver/context.js';
 import { lvmMedium, lvmTool, THIN_POOL, type LvmMediumOptions } from './lvm-fixtures.js';
 import { guestOnly } from './support.js';
-import { writeUpTo } from '../conformance/checks.js';
+import { startOnMedium, writeUpTo } from '../conformance/checks.js';
 
 const MiB = 2 ** 20;
 const POOL = 'lv';
@@ -29,18 +29,7 @@ async function report(command: 'vgs' | 'lvs', fields: string, target: string): P
 
 async function start(t: TestContext, o: LvmMediumOptions, extraArgs: string[] = []): Promise<{ h: DriverHarness; vg: string }> {
   const medium = await lvmMedium(o);
-  let h: DriverHarness;
-  try {
-    h = await DriverHarness.start({ nodeId: 'node-lvm', pools: [{ name: POOL, ...medium.pool }], extraArgs });
-  } catch (err) {
-    await medium.cleanup();
-    throw err;
-  }
-  t.after(async () => {
-    await h.cleanup();
-    await medium.cleanup();
-  });
-  return { h, vg: medium.vg };
+  return { h: await startOnMedium(t, medium, { nodeId: 'node-lvm', pool: POOL, extraArgs }), vg: medium.vg };
 }
 
 async function capacity(h: DriverHarness): Promise<{ available: number; maximum: number }> {
