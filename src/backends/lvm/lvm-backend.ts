@@ -117,7 +117,10 @@ export class LvmBackend implements BlockBackend {
       if (!this.isOurs(lv)) continue;
       const id = lv.name.slice(LV_PREFIX.length);
       if (recorded.has(id)) {
-        // The recorded size: a grow whose record was not written yet is redone by its retry.
+        // What the LV holds, even past its record: after a grow extended the LV but not yet its
+        // record, those extents count as the pool's own until the retried grow records them, so
+        // that retry finds them available (it needs no new space) and converges in a full VG.
+        // Meanwhile a create may be offered them; LVM then refuses it, RESOURCE_EXHAUSTED.
         this.lvBytes.set(id, Math.max(sizes.get(id) ?? 0, lv.sizeBytes));
         continue;
       }
