@@ -1,8 +1,11 @@
-// The conformance fixtures of dir pools on XFS and ext4 project quotas, for the guest files that run the suite in the VM.
+// The fixtures of dir pools on XFS and ext4 project quotas in the VM: for the conformance suite, and for the shared dir backend tests.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { BackendFixture } from '../conformance/fixture.js';
 import { quotaDirFixture } from '../conformance/fixtures.js';
+import { recordedProjectId } from '../../src/backends/dir/project-quota-method.js';
+import { setDirectoryProject, setProjectLimit, type ProjectQuotaFsType } from '../../src/sys/project-quota.js';
+import { scratchFilesystem, sh, type DirFs } from '../backends/dir-scenarios.js';
 import { guestOnly } from './support.js';
 
 /** Damage as an operator's slip would do it: the volume's directory removed, under its mounts. */
@@ -32,3 +35,30 @@ export const dirExt4Fixture: BackendFixture = quotaDirFixture({
   damage: removeVolumeDirectory,
   unavailable: async () => guestOnly || undefined,
 });
+
+/**
+ * The shared dir backend tests' view of a filesystem with project quotas (XFS or ext4): how to
+ * make one, and how to break or fake a volume's limit with the same tools the backend uses.
+ */
+export function projectQuotaFs(fsType: ProjectQuotaFsType, mkfs: readonly string[], writerPrefix: readonly string[]): DirFs {
+  return {
+    fsType,
+    make: (t) => scratchFilesystem(t, 1024, mkfs, ['prjquota']),
+    writerPrefix,
+    async settle() {
+      await sh('sync', []);
+    },
+    async dropLimit(_b, r, mnt) {
+      await setProjectLimit(fsType, mnt, recordedProjectId(r) ?? 0, 0);
+    },
+    async bareDirectory(dir) {
+      await fs.mkdir(dir);
+    },
+    async stray(dir, mnt, bytes, projectId) {
+      await fs.mkdir(dir);
+      await setDirectoryProject(dir, projectId);
+      await setProjectLimit(fsType, mnt, projectId, bytes);
+      return projectId;
+    },
+  };
+}
