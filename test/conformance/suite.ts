@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import {
-  available, createVolume, diskState, expectCode, fileHash, fsCap, MiB, mountAt, mountsAt, rawCap,
-  stageAndPublish, status, teardown, usage, volumeRequest, writeRandomFile,
+  available, createVolume, diskState, expectCode, fileHash, fsCap, MiB, mountAt, mountsAt, rawCap, readAt,
+  stageAndPublish, status, teardown, usage, volumeRequest, writeAtSynced, writeRandomFile,
 } from '../driver/support.js';
 import {
   assertNothingLeft, listed, nodeExpand, POOL, sizeFor, snapshot, startDriver, writeUpTo,
@@ -173,15 +173,8 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
         const v = await createVolume(c.h, 'conf-raw', 32 * MiB, { cap: rawCap() });
         const { target } = await stageAndPublish(c.h, v.id, 'raw', rawCap());
         const data = Buffer.alloc(4096, 0xa5);
-        const w = await fs.open(target, 'r+');
-        await w.write(data, 0, data.length, 0);
-        await w.sync();
-        await w.close();
-        const back = Buffer.alloc(data.length);
-        const r = await fs.open(target, 'r');
-        await r.read(back, 0, back.length, 0);
-        await r.close();
-        assert.deepEqual(back, data, 'the raw device holds what was written');
+        await writeAtSynced(target, data, 0);
+        assert.deepEqual(await readAt(target, 0, data.length), data, 'the raw device holds what was written');
         await teardown(c.h, v.id, 'raw');
       } else {
         const msg = await expectCode(c.h.client.createVolume(volumeRequest('conf-raw', 32 * MiB, { cap: rawCap() })), status.INVALID_ARGUMENT, 'raw block');

@@ -5,23 +5,13 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { createVolume, exists, expectCode, fsCap, MiB, rawCap, stageAndPublish, status, teardown, usage } from './support.js';
+import { createVolume, exists, expectCode, fsCap, MiB, rawCap, readAt, stageAndPublish, status, teardown, usage, writeAtSynced, writeRefusal } from './support.js';
 
 let h: DriverHarness;
 before(async () => { h = await DriverHarness.start({ pools: [{ name: 'fast', size: '256Mi' }] }); });
 after(async () => { await h?.cleanup(); });
 
 /** Reads `length` bytes at `offset` of a device or file, bypassing nothing: what a pod would read. */
-async function readAt(file: string, offset: number, length: number): Promise<Buffer> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buf, 0, length, offset);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
 
 test('a block volume is published as a device file; bytes written through it are read back and land in the image', async () => {
   const v = await createVolume(h, 'blk-rw', 32 * MiB, { cap: rawCap() });
@@ -33,13 +23,7 @@ test('a block volume is published as a device file; bytes written through it are
   assert.equal((await readAt(target, v.capacity - 512, 4096)).length, 512, 'the device is exactly the volume size');
 
   const data = randomBytes(MiB);
-  const handle = await fs.open(target, 'r+');
-  try {
-    await handle.write(data, 0, data.length, 3 * MiB);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeAtSynced(target, data, 3 * MiB);
   assert.deepEqual(await readAt(target, 3 * MiB, MiB), data);
   const image = path.join(h.poolDir('fast'), 'volumes', `${v.id}.img`);
   assert.deepEqual(await readAt(image, 3 * MiB, MiB), data, 'the bytes are in the volume image');
@@ -75,26 +59,12 @@ test('a read-only block publication refuses writes while a read-write one beside
   await h.client.nodePublishVolume({ volume_id: v.id, staging_target_path: staging, target_path: ro, volume_capability: rawCap(), readonly: true });
 
   const data = randomBytes(64 * 1024);
-  const w = await fs.open(rw, 'r+');
-  await w.write(data, 0, data.length, 0);
-  await w.sync();
-  await w.close();
+  await writeAtSynced(rw, data, 0);
   assert.deepEqual(await readAt(ro, 0, data.length), data, 'the read-only device shows the same volume');
 
-  let writeError: NodeJS.ErrnoException | undefined;
-  try {
-    const handle = await fs.open(ro, 'r+');
-    try {
-      await handle.write(Buffer.alloc(4096, 1), 0, 4096, 0);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    writeError = err as NodeJS.ErrnoException;
-  }
+  const writeError = await writeRefusal(ro);
   assert.ok(writeError, 'writing to a read-only block publication must fail');
-  assert.ok(['EROFS', 'EACCES', 'EPERM'].includes(writeError.code ?? ''), `unexpected error ${writeError.code}`);
+  assert.ok(['EROFS', 'EACCES', 'EPERM'].includes(writeError), `unexpected error ${writeError}`);
   assert.deepEqual(await readAt(rw, 0, data.length), data, 'nothing was written');
 
   // kubelet repeats publish calls: the same read-only request again is success, and changes nothing.

@@ -232,3 +232,36 @@ export async function metricsPort(h: DriverHarness, since = 0): Promise<number> 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Reads up to `length` bytes of a file or device at `offset` (fewer at its end). */
+export async function readAt(file: string, offset: number, length: number): Promise<Buffer> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buf, 0, length, offset);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `data` into a file or device at `offset` and fsyncs it, so a reader through another device sees it. */
+export async function writeAtSynced(file: string, data: Buffer, offset: number): Promise<void> {
+  const handle = await fs.open(file, 'r+');
+  try {
+    await handle.write(data, 0, data.length, offset);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The errno code that stops a 4 KiB write (and fsync) at the start of `file`, or undefined when it went through. */
+export async function writeRefusal(file: string): Promise<string | undefined> {
+  try {
+    await writeAtSynced(file, Buffer.alloc(4096, 1), 0);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
+  }
+}

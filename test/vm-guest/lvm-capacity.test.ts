@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LV_PREFIX, poolTag } from '../../src/backends/lvm/lvm-backend.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
-import { createVolume, expectCode, fsCap, httpGet, metricsPort, rawCap, stageAndPublish, status, teardown, volumeRequest } from '../driver/support.js';
+import { createVolume, expectCode, fsCap, httpGet, metricsPort, rawCap, readAt, stageAndPublish, status, teardown, volumeRequest, writeAtSynced, writeRefusal } from '../driver/support.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { listLoopDevices } from '../../src/sys/loop.js';
 import { findSamples, parseExposition } from '../metrics/prom-text.js';
@@ -157,27 +157,9 @@ test('raw block: a read-only publication gets a read-only loop device over the L
   assert.equal((await fs.readFile(`/sys/block/${path.basename(roDevice)}/ro`, 'utf8')).trim(), '1', 'and the kernel holds it read-only');
 
   const data = randomBytes(64 * 1024);
-  const w = await fs.open(rw, 'r+');
-  await w.write(data, 0, data.length, 0);
-  await w.sync();
-  await w.close();
-  const back = Buffer.alloc(data.length);
-  const r = await fs.open(ro, 'r');
-  await r.read(back, 0, back.length, 0);
-  await r.close();
-  assert.deepEqual(back, data, 'the read-only device shows the LV');
-  let refused: string | undefined;
-  try {
-    const fh = await fs.open(ro, 'r+');
-    try {
-      await fh.write(Buffer.alloc(4096, 1), 0, 4096, 0);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    refused = (err as NodeJS.ErrnoException).code;
-  }
+  await writeAtSynced(rw, data, 0);
+  assert.deepEqual(await readAt(ro, 0, data.length), data, 'the read-only device shows the LV');
+  const refused = await writeRefusal(ro);
   assert.ok(refused !== undefined && ['EROFS', 'EACCES', 'EPERM'].includes(refused), `a write to the read-only publication must fail, got ${refused ?? 'success'}`);
 
   await h.client.nodeUnpublishVolume({ volume_id: v.id, target_path: ro });
