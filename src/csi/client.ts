@@ -68,6 +68,9 @@ export class CsiClient {
   getCapacity(req: csi.GetCapacityRequest = {}, o?: CallOptions) { return this.call<csi.GetCapacityRequest, csi.GetCapacityResponse__Output>(this.controller, this.controller.GetCapacity, req, o); }
   controllerGetCapabilities(req: csi.ControllerGetCapabilitiesRequest = {}, o?: CallOptions) { return this.call<csi.ControllerGetCapabilitiesRequest, csi.ControllerGetCapabilitiesResponse__Output>(this.controller, this.controller.ControllerGetCapabilities, req, o); }
   controllerExpandVolume(req: csi.ControllerExpandVolumeRequest, o?: CallOptions) { return this.call<csi.ControllerExpandVolumeRequest, csi.ControllerExpandVolumeResponse__Output>(this.controller, this.controller.ControllerExpandVolume, req, o); }
+  createSnapshot(req: csi.CreateSnapshotRequest, o?: CallOptions) { return this.call<csi.CreateSnapshotRequest, csi.CreateSnapshotResponse__Output>(this.controller, this.controller.CreateSnapshot, req, o); }
+  deleteSnapshot(req: csi.DeleteSnapshotRequest, o?: CallOptions) { return this.call<csi.DeleteSnapshotRequest, csi.DeleteSnapshotResponse__Output>(this.controller, this.controller.DeleteSnapshot, req, o); }
+  listSnapshots(req: csi.ListSnapshotsRequest, o?: CallOptions) { return this.call<csi.ListSnapshotsRequest, csi.ListSnapshotsResponse__Output>(this.controller, this.controller.ListSnapshots, req, o); }
 
   nodeStageVolume(req: csi.NodeStageVolumeRequest, o?: CallOptions) { return this.call<csi.NodeStageVolumeRequest, csi.NodeStageVolumeResponse__Output>(this.node, this.node.NodeStageVolume, req, o); }
   nodeUnstageVolume(req: csi.NodeUnstageVolumeRequest, o?: CallOptions) { return this.call<csi.NodeUnstageVolumeRequest, csi.NodeUnstageVolumeResponse__Output>(this.node, this.node.NodeUnstageVolume, req, o); }

@@ -5,6 +5,13 @@ export type { ControllerExpandVolumeResponse, ControllerExpandVolumeResponse__Ou
 export type { ControllerGetCapabilitiesRequest, ControllerGetCapabilitiesRequest__Output } from '../gen/csi/v1/ControllerGetCapabilitiesRequest.js';
 export type { ControllerGetCapabilitiesResponse, ControllerGetCapabilitiesResponse__Output } from '../gen/csi/v1/ControllerGetCapabilitiesResponse.js';
 export type { ControllerServiceCapability, ControllerServiceCapability__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
+export type { CreateSnapshotRequest, CreateSnapshotRequest__Output } from '../gen/csi/v1/CreateSnapshotRequest.js';
+export type { CreateSnapshotResponse, CreateSnapshotResponse__Output } from '../gen/csi/v1/CreateSnapshotResponse.js';
+export type { DeleteSnapshotRequest, DeleteSnapshotRequest__Output } from '../gen/csi/v1/DeleteSnapshotRequest.js';
+export type { DeleteSnapshotResponse, DeleteSnapshotResponse__Output } from '../gen/csi/v1/DeleteSnapshotResponse.js';
+export type { ListSnapshotsRequest, ListSnapshotsRequest__Output } from '../gen/csi/v1/ListSnapshotsRequest.js';
+export type { ListSnapshotsResponse, ListSnapshotsResponse__Output } from '../gen/csi/v1/ListSnapshotsResponse.js';
+export type { Snapshot, Snapshot__Output } from '../gen/csi/v1/Snapshot.js';
 export type { CreateVolumeRequest, CreateVolumeRequest__Output } from '../gen/csi/v1/CreateVolumeRequest.js';
 export type { CreateVolumeResponse, CreateVolumeResponse__Output } from '../gen/csi/v1/CreateVolumeResponse.js';
 export type { DeleteVolumeRequest, DeleteVolumeRequest__Output } from '../gen/csi/v1/DeleteVolumeRequest.js';
