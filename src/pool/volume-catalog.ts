@@ -22,6 +22,8 @@ interface PoolEntry {
   allocatedBytes: number;
   volumes: number;
   snapshots: number;
+  /** The snapshots' share of `allocatedBytes`. */
+  snapshotBytes: number;
   quarantined: number;
 }
 
@@ -85,7 +87,7 @@ export class VolumeCatalog implements PoolStatsSource {
       await fs.mkdir(snapshotsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
       const snapshotsRead = await snapshotStore.loadAll();
-      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, quarantined: 0 };
+      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, snapshotBytes: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
       const held = new Map<string, QuarantinedVolume>();
       for (const u of [...unusable, ...snapshotsRead.unusable]) {
@@ -153,6 +155,7 @@ export class VolumeCatalog implements PoolStatsSource {
     this.snapshotRecords.set(r.id, r);
     const e = this.entry(r.pool);
     e.allocatedBytes += r.chargedBytes;
+    e.snapshotBytes += r.chargedBytes;
     e.snapshots += 1;
     this.sortedSnapshotIds = undefined;
   }
@@ -162,6 +165,7 @@ export class VolumeCatalog implements PoolStatsSource {
     this.snapshotRecords.delete(r.id);
     const e = this.entry(r.pool);
     e.allocatedBytes -= r.chargedBytes;
+    e.snapshotBytes -= r.chargedBytes;
     e.snapshots -= 1;
     this.sortedSnapshotIds = undefined;
   }
@@ -252,7 +256,7 @@ export class VolumeCatalog implements PoolStatsSource {
 
   statsOf(pool: string): PoolStats {
     const e = this.entry(pool);
-    return e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined);
+    return { ...e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined), snapshots: { count: e.snapshots, chargedBytes: e.snapshotBytes } };
   }
 
   /**
@@ -341,6 +345,7 @@ export class VolumeCatalog implements PoolStatsSource {
       const held = Math.min(reserve, await this.whileFrozen(freezePath, () => support.takeSnapshot(source, snap)));
       failpoint('snapshot:taken');
       e.allocatedBytes += held - snap.chargedBytes;
+      e.snapshotBytes += held - snap.chargedBytes;
       snap.chargedBytes = held;
       snap.frozen = undefined;
       snap.state = 'ready';
