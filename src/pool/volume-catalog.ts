@@ -282,7 +282,7 @@ export class VolumeCatalog implements PoolStatsSource {
       await e.store.put(record);
       failpoint('create:recorded');
       if (opts.source === undefined) await e.pool.allocate(record);
-      else await this.whileFrozen(opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
+      else await this.whileFrozen('clone', opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
       failpoint('create:allocated');
       if (opts.finish) await opts.finish(record, e.pool);
       failpoint('create:finished');
@@ -309,10 +309,10 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /** Runs a copy with the filesystem at `mountPoint` frozen, when there is one; it is thawed whatever happens. */
-  private async whileFrozen<T>(mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
+  private async whileFrozen<T>(what: 'snapshot' | 'clone', mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
     if (mountPoint === undefined) return copy();
     await freeze(mountPoint);
-    failpoint('copy:frozen');
+    failpoint(`${what}:frozen`);
     try {
       return await copy();
     } finally {
@@ -342,7 +342,7 @@ export class VolumeCatalog implements PoolStatsSource {
     try {
       await e.snapshotStore.put(snap);
       failpoint('snapshot:recorded');
-      const held = Math.min(reserve, await this.whileFrozen(freezePath, () => support.takeSnapshot(source, snap)));
+      const held = Math.min(reserve, await this.whileFrozen('snapshot', freezePath, () => support.takeSnapshot(source, snap)));
       failpoint('snapshot:taken');
       e.allocatedBytes += held - snap.chargedBytes;
       e.snapshotBytes += held - snap.chargedBytes;

@@ -21,7 +21,7 @@ const loopOnReflinkXfs: BackendFixture = {
     return { pool: { dir, size: '1Gi' }, cleanup: m.cleanup };
   },
   // A reflink is a point in time by itself: no filesystem is frozen around it.
-  capabilities: { ...loopFixture.capabilities, snapshots: { independent: true, notReached: ['copy:frozen'] } },
+  capabilities: { ...loopFixture.capabilities, snapshots: { independent: true, notReached: ['snapshot:frozen', 'clone:frozen'] } },
   unavailable: () => missingPrerequisite(['losetup', 'mkfs.ext4', 'mkfs.xfs']),
 };
 
