@@ -36,6 +36,32 @@ export interface ProvisionOptions {
   freezePath?: string;
 }
 
+/**
+ * Records a ready volume or snapshot as "deleting", durably, before its storage is released,
+ * so a crash before its record is gone leaves a record that the next start (or a retried
+ * delete) finishes; storage is never without its record. A "creating" record already says
+ * the same to the next start, so it is not rewritten.
+ */
+async function markDeleting<T extends { id: string; pool: string; state: string }>(what: 'volume' | 'snapshot', record: T, store: RecordStore<T>, point: string): Promise<void> {
+  if (record.state === 'ready') {
+    record.state = 'deleting';
+    try {
+      await store.put(record);
+      failpoint(point);
+    } catch (err) {
+      record.state = 'ready';
+      const errno = (err as NodeJS.ErrnoException).code;
+      if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
+      // A full filesystem cannot take even the small rewritten record, and refusing would keep
+      // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
+      // crash before the record goes leaves a ready object whose storage is missing, which
+      // staging or a restore reports and a retried delete finishes.
+      log('warn', `no space to mark the ${what} deleting; deleting it under its ready record`, { id: record.id, pool: record.pool });
+    }
+  }
+  record.state = 'deleting';
+}
+
 /** Raised when a pool's backend cannot snapshot; the CSI handlers check first, so this is a fault. */
 function snapshotSupport(pool: Backend): SnapshotSupport {
   if (pool.snapshots === undefined) throw new Error(`pool ${pool.config.name} cannot snapshot`);
@@ -369,19 +395,7 @@ export class VolumeCatalog implements PoolStatsSource {
   /** Releases the snapshot's storage, then forgets it; marked "deleting" durably first, as a volume is. Safe to call again after a crash. */
   async destroySnapshot(snap: SnapshotRecord): Promise<void> {
     const e = this.entry(snap.pool);
-    if (snap.state === 'ready') {
-      snap.state = 'deleting';
-      try {
-        await e.snapshotStore.put(snap);
-        failpoint('snapshot-delete:marked');
-      } catch (err) {
-        snap.state = 'ready';
-        const errno = (err as NodeJS.ErrnoException).code;
-        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
-        log('warn', 'no space to mark the snapshot deleting; deleting it under its ready record', { id: snap.id, pool: snap.pool });
-      }
-    }
-    snap.state = 'deleting';
+    await markDeleting('snapshot', snap, e.snapshotStore, 'snapshot-delete:marked');
     await snapshotSupport(e.pool).releaseSnapshot(snap);
     failpoint('snapshot-delete:released');
     await e.snapshotStore.remove(snap.id);
@@ -400,31 +414,10 @@ export class VolumeCatalog implements PoolStatsSource {
     await this.entry(record.pool).store.put(record, durable);
   }
 
-  /**
-   * Releases the volume's storage, then forgets it. A ready volume is first recorded, durably,
-   * as "deleting", so a crash before the record is gone leaves a record that the next start
-   * (or a retried delete) finishes; the image is never without its record. A "creating" record
-   * already says the same to the next start, so it is not rewritten. Safe to call again after a crash.
-   */
+  /** Releases the volume's storage, then forgets it, marked "deleting" first (markDeleting). Safe to call again after a crash. */
   async destroy(record: VolumeRecord): Promise<void> {
     const e = this.entry(record.pool);
-    if (record.state === 'ready') {
-      record.state = 'deleting';
-      try {
-        await e.store.put(record);
-        failpoint('delete:marked');
-      } catch (err) {
-        record.state = 'ready';
-        const errno = (err as NodeJS.ErrnoException).code;
-        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
-        // A full filesystem cannot take even the small rewritten record, and refusing would keep
-        // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
-        // crash before the record goes leaves a ready volume whose image is missing, which
-        // staging reports and a retried delete finishes.
-        log('warn', 'no space to mark the volume deleting; deleting it under its ready record', { id: record.id, pool: record.pool });
-      }
-    }
-    record.state = 'deleting';
+    await markDeleting('volume', record, e.store, 'delete:marked');
     await e.pool.release(record);
     failpoint('delete:released');
     await e.store.remove(record.id);
