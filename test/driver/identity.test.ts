@@ -49,14 +49,14 @@ test('Probe really checks the pools: a vanished pool directory makes it fail unt
   assert.equal((await h.client.probe()).ready?.value, true);
 });
 
-test('ControllerGetCapabilities: create/delete, list, capacity; no attach step, no snapshots, no controller expansion by default', async () => {
+test('ControllerGetCapabilities: create/delete, list, capacity, snapshots and clones (a loop pool copies); no attach step, no controller expansion by default', async () => {
   const res = await h.client.controllerGetCapabilities();
   const types = res.capabilities.map((c) => c.rpc?.type);
-  for (const t of ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY'] as const) {
+  for (const t of ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'CREATE_DELETE_SNAPSHOT', 'LIST_SNAPSHOTS', 'CLONE_VOLUME'] as const) {
     assert.ok(types.includes(t), `missing ${t} in ${types.join(', ')}`);
   }
   // Claiming PUBLISH_UNPUBLISH would make Kubernetes wait for a ControllerPublish that never comes.
-  for (const t of ['PUBLISH_UNPUBLISH_VOLUME', 'CREATE_DELETE_SNAPSHOT', 'CLONE_VOLUME', 'LIST_VOLUMES_PUBLISHED_NODES'] as const) {
+  for (const t of ['PUBLISH_UNPUBLISH_VOLUME', 'LIST_VOLUMES_PUBLISHED_NODES'] as const) {
     assert.ok(!types.includes(t), `${t} is claimed but not implemented`);
   }
   // In a cluster the one resizer would send ControllerExpandVolume to whichever node it reaches;
