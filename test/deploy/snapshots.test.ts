@@ -7,6 +7,7 @@ import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolu
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { DriverHarness } from '../helpers/driver-harness.js';
 import { snapshotObjectProblems } from './snapshot-schemas.js';
 
 const skip = kubectlMissing();
@@ -81,6 +82,23 @@ test('usage files: a snapshot of "data", a restore and a clone, each pinned to a
       [...(t.matchFields ?? []), ...(t.matchExpressions ?? [])].some((r) =>
         ['metadata.name', 'kubernetes.io/hostname'].includes(r.key) && r.operator === 'In' && r.values?.length === 1));
     assert.ok(bySelector !== undefined || byAffinity, `${file}: the pod is pinned to one node`);
+  }
+});
+
+test('the driver, run with the base\'s default pool, advertises what the DaemonSet\'s snapshot sidecars need', async () => {
+  // The pool line the base ships, in a temporary directory instead of /var/lib/lode.
+  const line = readFileSync(path.join(BASE, 'pools', 'default'), 'utf8').split('\n').map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#'));
+  assert.ok(line, 'pools/default has a pool');
+  const [head, ...options] = line.split(',');
+  const h = await DriverHarness.start({ pools: [{ name: head!.slice(0, head!.indexOf('=')), extra: options.join(',') }] });
+  try {
+    const types = (await h.client.controllerGetCapabilities()).capabilities.map((c) => c.rpc?.type);
+    // cmd/csi-snapshotter/main.go exits at start without CREATE_DELETE_SNAPSHOT, which would
+    // leave that container restarting on every node; csi-provisioner restores only with it
+    // and clones only with CLONE_VOLUME.
+    for (const t of ['CREATE_DELETE_SNAPSHOT', 'CLONE_VOLUME'] as const) assert.ok(types.includes(t), `${t} missing from ${types.join(', ')}`);
+  } finally {
+    await h.cleanup();
   }
 });
 
