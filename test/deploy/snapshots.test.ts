@@ -63,6 +63,13 @@ test('usage files: a snapshot of "data", a restore and a clone, each pinned to a
   assert.equal(snap.spec.volumeSnapshotClassName, snapshotClass.metadata.name);
   assert.equal(snap.spec.source.persistentVolumeClaimName, 'data', 'the claim of the install guide');
 
+  // The install guide's claim "data", the source of them all.
+  const guide = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+  const sourceClaim = [...guide.matchAll(/```yaml\n([\s\S]*?)```/g)].flatMap((b) => {
+    try { return parseObjects(b[1]!, 'install.md'); } catch { return []; }
+  }).find((o) => o.kind === 'PersistentVolumeClaim' && o.metadata.name === 'data') as unknown as IPersistentVolumeClaim | undefined;
+  assert.ok(sourceClaim, 'install.md shows the claim data');
+
   for (const [file, source] of [['restore.yaml', { apiGroup: SNAPSHOT_GROUP, kind: 'VolumeSnapshot', name: snap.metadata.name }],
     ['clone.yaml', { kind: 'PersistentVolumeClaim', name: 'data' }]] as const) {
     const objects = usage(file);
@@ -72,6 +79,12 @@ test('usage files: a snapshot of "data", a restore and a clone, each pinned to a
     const sc = classes.find((c) => c.metadata?.name === claim.spec?.storageClassName);
     assert.ok(sc, `${file}: class ${claim.spec?.storageClassName} is shipped`);
     assert.equal(sc.volumeBindingMode, 'WaitForFirstConsumer');
+    // The driver makes the copy in the source's pool with the source's filesystem and refuses
+    // a class that names another (content-source.ts checkAgainstSource).
+    const src: IStorageClass | undefined = classes.find((c) => c.metadata?.name === sourceClaim.spec?.storageClassName);
+    assert.equal(sc.parameters?.['pool'], src?.parameters?.['pool'], `${file}: the source's pool`);
+    assert.equal(sc.parameters?.['csi.storage.k8s.io/fstype'], src?.parameters?.['csi.storage.k8s.io/fstype'], `${file}: the source's filesystem`);
+    assert.ok((claim.spec?.resources?.requests?.['storage'] ?? '') !== '', `${file}: a size`);
     assert.ok(pod.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claim.metadata?.name), `${file}: the pod uses the claim`);
     // The scheduler does not know where the source lives: the pod must say. spec.nodeName
     // would bypass the scheduler and leave a WaitForFirstConsumer claim unprovisioned.
