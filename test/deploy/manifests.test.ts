@@ -199,12 +199,36 @@ test('csi-provisioner runs per node with capacity tracking and the env it needs'
   assert.equal(envField(p, 'NODE_NAME'), 'spec.nodeName');
   assert.equal(envField(p, 'NAMESPACE'), 'metadata.namespace');
   assert.equal(envField(p, 'POD_NAME'), 'metadata.name');
+  // The orphan sweep removes source-protection finalizers a deleted restore claim left on a
+  // VolumeSnapshot; 0 would turn it off and leave such a VolumeSnapshot undeletable.
+  assert.equal(flag(p, 'snapshot-orphan-sweep-interval'), undefined, 'the sweep runs at its default interval');
+});
+
+test('csi-snapshotter runs per node: --node-deployment, NODE_NAME, never leader election', { skip }, async () => {
+  const ds = await daemonSet();
+  const s = container(ds, 'csi-snapshotter');
+  // external-snapshotter v8.x, the first major version with the v1 API only and node deployment.
+  assert.match(s.image ?? '', /^registry\.k8s\.io\/sig-storage\/csi-snapshotter:v8\.\d+\.\d+$/);
+  assert.equal(flag(s, 'node-deployment'), true);
+  // cmd/csi-snapshotter/main.go: --node-deployment reads NODE_NAME (fatal when empty) to watch
+  // only the VolumeSnapshotContents labelled managed-by=<node>; with --leader-election it exits.
+  assert.equal(envField(s, 'NODE_NAME'), 'spec.nodeName');
+  assert.equal(flag(s, 'leader-election'), undefined, 'fatal together with --node-deployment');
+  for (const a of s.args ?? []) assert.ok(!a.startsWith('--leader-election'), `${a}: no leader election settings`);
+  // No volume group snapshots: their informers and RBAC are not wanted.
+  assert.ok(!(s.args ?? []).some((a) => a.includes('CSIVolumeGroupSnapshot=true')));
+  // The driver stops a call's tools at its client's deadline; both sidecars whose calls copy
+  // data get the driver's own limit, not less.
+  const { MAX_CALL_MS } = await import('../../src/driver/call-deadline.js');
+  for (const name of ['csi-snapshotter', 'csi-provisioner']) {
+    assert.equal(flag(container(ds, name), 'timeout'), `${MAX_CALL_MS / 60_000}m`, `${name} --timeout`);
+  }
 });
 
 test('every sidecar dials the socket the driver serves', { skip }, async () => {
   const ds = await daemonSet();
   const served = socketOnHost(ds, container(ds, 'lode'), envValue(container(ds, 'lode'), 'LODE_ENDPOINT') ?? '');
-  for (const name of ['csi-provisioner', 'csi-resizer', 'node-driver-registrar', 'livenessprobe']) {
+  for (const name of ['csi-provisioner', 'csi-resizer', 'csi-snapshotter', 'node-driver-registrar', 'livenessprobe']) {
     const c = container(ds, name);
     const address = flag(c, 'csi-address');
     assert.equal(typeof address, 'string', `${name} --csi-address`);
@@ -274,7 +298,7 @@ test('images are pinned: a registry path and a version tag on every image, never
     assert.match(m[2]!, /^v?\d+\.\d+\.\d+/, `${c.name}: tag ${m[2]} is not a version`);
     assert.notEqual(c.imagePullPolicy, 'Always', `${c.name}: a pinned tag needs no Always pull`);
   }
-  for (const sidecar of ['csi-provisioner', 'csi-resizer', 'csi-node-driver-registrar', 'livenessprobe']) {
+  for (const sidecar of ['csi-provisioner', 'csi-resizer', 'csi-snapshotter', 'csi-node-driver-registrar', 'livenessprobe']) {
     assert.ok(containers.some((c) => c.image?.startsWith(`registry.k8s.io/sig-storage/${sidecar}:`)), `${sidecar} from registry.k8s.io/sig-storage`);
   }
 });
@@ -302,14 +326,14 @@ test('pod scheduling: every node with Linux, any taint, node-critical priority, 
   }
 });
 
-test('only the provisioner and the resizer get an API token', { skip }, async () => {
+test('only the provisioner, the resizer and the snapshotter get an API token', { skip }, async () => {
   const ds = await daemonSet();
   const spec = ds.spec?.template.spec;
   assert.equal(spec?.automountServiceAccountToken, false);
   const tokenVolumes = new Set((spec?.volumes ?? []).filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken)).map((v) => v.name));
   assert.equal(tokenVolumes.size, 1);
   const holders = (spec?.containers ?? []).filter((c) => c.volumeMounts?.some((m) => tokenVolumes.has(m.name))).map((c) => c.name).sort();
-  assert.deepEqual(holders, ['csi-provisioner', 'csi-resizer']);
+  assert.deepEqual(holders, ['csi-provisioner', 'csi-resizer', 'csi-snapshotter']);
   for (const c of spec?.containers ?? []) {
     const m = c.volumeMounts?.find((x) => tokenVolumes.has(x.name));
     if (m) assert.equal(m.mountPath, '/var/run/secrets/kubernetes.io/serviceaccount', `${c.name}: where client-go looks`);
@@ -400,9 +424,63 @@ function grants(objects: K8sObject[]): Set<string> {
   return out;
 }
 
+// What external-provisioner v6.3.0 calls on snapshot objects, from pkg/controller/controller.go
+// and pkg/controller/snapshot_finalizer_controller.go.
+const PROVISIONER_SNAPSHOT_GRANTS = [
+  // controller.go getSnapshotSource, setSnapshotFinalizer, removeSnapshotFinalizer: Get.
+  'snapshot.storage.k8s.io/volumesnapshots/get',
+  // snapshot_finalizer_controller.go: the sweep's informer (List, Watch) and its preflight List.
+  'snapshot.storage.k8s.io/volumesnapshots/list', 'snapshot.storage.k8s.io/volumesnapshots/watch',
+  // controller.go setSnapshotFinalizer, removeSnapshotFinalizer; the sweep's removeSnapshotFinalizer: Update.
+  'snapshot.storage.k8s.io/volumesnapshots/update',
+  // controller.go getSnapshotSource: Get of the bound content for its snapshot handle.
+  'snapshot.storage.k8s.io/volumesnapshotcontents/get',
+];
+
+// What external-snapshotter v8.6.0's csi-snapshotter calls with --node-deployment, the
+// CSIVolumeGroupSnapshot gate off and no secrets in the class.
+const SNAPSHOTTER_GRANTS = [
+  // cmd/csi-snapshotter/main.go: the content informer, filtered by the managed-by label.
+  'snapshot.storage.k8s.io/volumesnapshotcontents/list', 'snapshot.storage.k8s.io/volumesnapshotcontents/watch',
+  // pkg/sidecar-controller/snapshot_controller.go clearVolumeContentStatus, updateSnapshotContentStatus: Get.
+  'snapshot.storage.k8s.io/volumesnapshotcontents/get',
+  // snapshot_controller.go removeContentFinalizer, setAnnVolumeSnapshotBeingCreated,
+  // removeAnnVolumeSnapshotBeingCreated, through pkg/utils/patch.go PatchVolumeSnapshotContent.
+  'snapshot.storage.k8s.io/volumesnapshotcontents/patch',
+  // snapshot_controller.go clearVolumeContentStatus: UpdateStatus.
+  'snapshot.storage.k8s.io/volumesnapshotcontents/status/update',
+  // snapshot_controller.go updateContentErrorStatusWithEvent, updateSnapshotContentStatus: patch of "status".
+  'snapshot.storage.k8s.io/volumesnapshotcontents/status/patch',
+  // cmd/csi-snapshotter/main.go: the class informer; getSnapshotClass reads its lister only.
+  'snapshot.storage.k8s.io/volumesnapshotclasses/list', 'snapshot.storage.k8s.io/volumesnapshotclasses/watch',
+  // pkg/sidecar-controller/snapshot_controller_base.go: the event broadcaster (client-go
+  // record creates an event, patches a repeated one).
+  '/events/create', '/events/patch',
+];
+
+test('the snapshotter\'s ClusterRole is exactly what its code calls, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
+  const objects = await rendered();
+  const ds = only<IDaemonSet>(objects, 'DaemonSet');
+  const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'lode-snapshotter');
+  assert.ok(role, 'ClusterRole lode-snapshotter');
+  assert.deepEqual([...grants([role])].sort(), [...new Set(SNAPSHOTTER_GRANTS)].sort());
+  const binding = all<IRoleBinding>(objects, 'ClusterRoleBinding').find((b) => b.roleRef.kind === 'ClusterRole' && b.roleRef.name === 'lode-snapshotter');
+  assert.ok(binding, 'lode-snapshotter is bound');
+  assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: ds.spec?.template.spec?.serviceAccountName, namespace: ds.metadata?.namespace }]);
+});
+
+test('the provisioner\'s ClusterRole covers restores: the snapshot reads and finalizer updates its code makes', { skip }, async () => {
+  const objects = await rendered();
+  const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'lode-provisioner');
+  assert.ok(role, 'ClusterRole lode-provisioner');
+  const granted = [...grants([role])].filter((g) => g.startsWith('snapshot.storage.k8s.io/')).sort();
+  assert.deepEqual(granted, [...PROVISIONER_SNAPSHOT_GRANTS].sort());
+});
+
 test('RBAC grants what the sidecars call, read from their sources, and nothing else', { skip }, async () => {
   // external-provisioner v6.3.0 with --node-deployment --enable-capacity, ownerref level 1;
-  // external-resizer v2.2.1 trivial resizer with leader election (see rbac.yaml comments).
+  // external-resizer v2.2.1 trivial resizer with leader election; external-snapshotter
+  // v8.6.0 with --node-deployment (see rbac.yaml comments).
   const expected = new Set([
     '/persistentvolumes/get', '/persistentvolumes/list', '/persistentvolumes/watch', '/persistentvolumes/create',
     '/persistentvolumes/patch', '/persistentvolumes/delete',
@@ -410,6 +488,8 @@ test('RBAC grants what the sidecars call, read from their sources, and nothing e
     '/persistentvolumeclaims/status/patch',
     'storage.k8s.io/storageclasses/get', 'storage.k8s.io/storageclasses/list', 'storage.k8s.io/storageclasses/watch',
     '/events/create', '/events/patch',
+    ...PROVISIONER_SNAPSHOT_GRANTS,
+    ...SNAPSHOTTER_GRANTS,
     'storage.k8s.io/csistoragecapacities/get@ns', 'storage.k8s.io/csistoragecapacities/list@ns',
     'storage.k8s.io/csistoragecapacities/watch@ns', 'storage.k8s.io/csistoragecapacities/create@ns',
     'storage.k8s.io/csistoragecapacities/update@ns', 'storage.k8s.io/csistoragecapacities/delete@ns',

@@ -6,6 +6,8 @@ import { parseAllDocuments } from 'yaml';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { ResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { CSIDriver } from 'kubernetes-models/storage.k8s.io/v1/CSIDriver';
@@ -15,6 +17,7 @@ import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { unknownFields } from './strict-fields.js';
+import { SNAPSHOT_KINDS, snapshotObjectProblems } from './snapshot-schemas.js';
 
 /** Repository root, from dist/test/deploy/ or test/deploy/. */
 export const REPO_ROOT = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
@@ -77,6 +80,8 @@ const MODELS: Record<string, Validator> = {
   'v1/ServiceAccount': (o) => new ServiceAccount(o as unknown as ConstructorParameters<typeof ServiceAccount>[0]).validate(),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as ConstructorParameters<typeof ConfigMap>[0]).validate(),
   'v1/ResourceQuota': (o) => new ResourceQuota(o as unknown as ConstructorParameters<typeof ResourceQuota>[0]).validate(),
+  'v1/PersistentVolumeClaim': (o) => new PersistentVolumeClaim(o as unknown as ConstructorParameters<typeof PersistentVolumeClaim>[0]).validate(),
+  'v1/Pod': (o) => new Pod(o as unknown as ConstructorParameters<typeof Pod>[0]).validate(),
   'apps/v1/DaemonSet': (o) => new DaemonSet(o as unknown as ConstructorParameters<typeof DaemonSet>[0]).validate(),
   'storage.k8s.io/v1/CSIDriver': (o) => new CSIDriver(o as unknown as ConstructorParameters<typeof CSIDriver>[0]).validate(),
   'storage.k8s.io/v1/StorageClass': (o) => new StorageClass(o as unknown as ConstructorParameters<typeof StorageClass>[0]).validate(),
@@ -93,6 +98,8 @@ const MODEL_FILES: Record<string, string> = {
   'v1/ServiceAccount': 'v1/ServiceAccount',
   'v1/ConfigMap': 'v1/ConfigMap',
   'v1/ResourceQuota': 'v1/ResourceQuota',
+  'v1/PersistentVolumeClaim': 'v1/PersistentVolumeClaim',
+  'v1/Pod': 'v1/Pod',
   'apps/v1/DaemonSet': 'apps/v1/DaemonSet',
   'storage.k8s.io/v1/CSIDriver': 'storage.k8s.io/v1/CSIDriver',
   'storage.k8s.io/v1/StorageClass': 'storage.k8s.io/v1/StorageClass',
@@ -105,10 +112,16 @@ const MODEL_FILES: Record<string, string> = {
 /**
  * Validates one object with its kubernetes-models schema (types, required fields, enums) and
  * rejects fields the schema does not know (a misspelt `mountPropogation` would otherwise be
- * silently dropped by the API server). Throws with the kind, name and problem.
+ * silently dropped by the API server). Snapshot kinds, which are custom resources, are checked
+ * against their CRD schemas (snapshot-schemas.ts). Throws with the kind, name and problem.
  */
 export function validateObject(obj: K8sObject): void {
   const key = `${obj.apiVersion}/${obj.kind}`;
+  if (SNAPSHOT_KINDS.includes(key)) {
+    const problems = snapshotObjectProblems(obj);
+    if (problems.length > 0) throw new Error(`${obj.kind} ${obj.metadata.name} fails its CRD schema: ${problems.join('; ')}`);
+    return;
+  }
   const validate = MODELS[key];
   const file = MODEL_FILES[key];
   if (!validate || !file) throw new Error(`no schema model registered for ${key} (${obj.metadata.name}); add it in test/deploy/render.ts`);
