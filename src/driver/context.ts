@@ -1,5 +1,4 @@
 // What every CSI handler works with: settings, the volume catalog, the locks and this node's topology.
-import { createHash } from 'node:crypto';
 import type { Topology } from '../csi/types.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
@@ -27,9 +26,4 @@ export class DriverContext {
   targetRoots(): string[] {
     return this.config.targetRoots;
   }
-}
-
-/** Volume ids are derived from names, so a retried CreateVolume finds its volume even after a crash. */
-export function volumeIdForName(name: string): string {
-  return 'lv-' + createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 40);
 }

@@ -1,4 +1,4 @@
-// The CSI Controller service for this node's pools: create, delete, list, validate, capacity and expansion.
+// The CSI Controller service for this node's volumes: create (empty or from a source), delete, list, validate, capacity and expansion.
 import type * as csi from '../csi/types.js';
 import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../gen/csi/v1/ControllerServiceCapability.js';
 import { mountAt, readMountTable } from '../sys/mounts.js';
@@ -7,7 +7,11 @@ import { attachedDevice, refreshAfterGrow } from './materialise.js';
 import { DEFAULT_FS_TYPE, minimumVolumeBytes, volumeFsType } from './pool-fit.js';
 import { newVolumeRecord, volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
-import { volumeIdForName, type DriverContext } from './context.js';
+import type { DriverContext } from './context.js';
+import { checkAgainstSource, resolveSource, type ResolvedSource } from './content-source.js';
+import { freezePathFor } from './consistent-copy.js';
+import { describeHolder, holderOf, legacyVolumeIdForName, objectIdForName } from './object-ids.js';
+import { canSnapshot } from './snapshots.js';
 import { growBacking } from './expansion.js';
 import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
 import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
@@ -23,17 +27,29 @@ const BASE_CONTROLLER_CAPABILITIES: ControllerCapability[] = ['CREATE_DELETE_VOL
  * volume; without the capability it marks the PV resized and kubelet calls
  * NodeExpandVolume on the volume's own node, which grows the image there.
  */
-export function controllerCapabilities(controllerExpansion: boolean): ControllerCapability[] {
-  return controllerExpansion ? [...BASE_CONTROLLER_CAPABILITIES, 'EXPAND_VOLUME'] : [...BASE_CONTROLLER_CAPABILITIES];
+export function controllerCapabilities(controllerExpansion: boolean, snapshots = false): ControllerCapability[] {
+  return [
+    ...BASE_CONTROLLER_CAPABILITIES,
+    ...(snapshots ? ['CREATE_DELETE_SNAPSHOT', 'LIST_SNAPSHOTS', 'CLONE_VOLUME'] as const : []),
+    ...(controllerExpansion ? ['EXPAND_VOLUME'] as const : []),
+  ];
 }
 
 function toCsiVolume(ctx: DriverContext, r: VolumeRecord): csi.Volume {
+  const source = r.contentSource;
   return {
     volume_id: r.id,
     capacity_bytes: String(r.capacityBytes),
     volume_context: { [PARAM_POOL]: r.pool },
     accessible_topology: [ctx.topology()],
+    ...(source === undefined ? {} : {
+      content_source: 'snapshot' in source ? { snapshot: { snapshot_id: source.snapshot } } : { volume: { volume_id: source.volume } },
+    }),
   };
+}
+
+function sameSource(a: VolumeRecord['contentSource'], b: VolumeRecord['contentSource']): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 }
 
 function readCapabilities(caps: csi.VolumeCapability__Output[]): Capability[] {
@@ -53,8 +69,9 @@ function sameParameters(a: Record<string, string>, b: Record<string, string>): b
 }
 
 /** Why an existing volume cannot answer this CreateVolume, or undefined when it can. */
-function incompatibility(r: VolumeRecord, range: Range, pool: string, caps: Capability[], params: Record<string, string>): string | undefined {
+function incompatibility(r: VolumeRecord, range: Range, pool: string, caps: Capability[], params: Record<string, string>, source: ResolvedSource | undefined): string | undefined {
   if (r.ephemeral) return 'the name belongs to an inline ephemeral volume';
+  if (!sameSource(r.contentSource, source?.named)) return 'it was made from another content source';
   if (r.pool !== pool) return `it lives in pool ${r.pool}, not ${pool}`;
   if (r.capacityBytes < range.required) return `it has ${r.capacityBytes} bytes, ${range.required} required`;
   if (range.limit > 0 && r.capacityBytes > range.limit) return `it has ${r.capacityBytes} bytes, over the limit of ${range.limit}`;
@@ -74,9 +91,6 @@ export function controllerService(ctx: DriverContext) {
     const caps = readCapabilities(req.volume_capabilities);
     const params = readParameters(req.parameters, catalog);
     const range = readRange(req.capacity_range);
-    if (req.volume_content_source) {
-      throw invalidArgument('volume_content_source is not supported: Lode does not clone volumes or restore snapshots yet');
-    }
     const missing = poolMissing(params, catalog);
     if (missing !== undefined) throw resourceExhausted(`${missing}; node ${ctx.config.nodeId} cannot hold this volume`);
     const requisite = req.accessibility_requirements?.requisite ?? [];
@@ -85,12 +99,17 @@ export function controllerService(ctx: DriverContext) {
     }
     const accessType = caps[0]?.accessType ?? 'mount';
     const backend = catalog.pool(params.pool);
+    const source = req.volume_content_source ? resolveSource(req.volume_content_source, catalog, ctx.config.nodeId) : undefined;
     // The class's fsType parameter must suit the pool even when the capability names the filesystem.
     if (params.fsType !== '' && accessType === 'mount') volumeFsType(backend, accessType, params.fsType);
-    const fsType = volumeFsType(backend, accessType, caps.find((c) => c.fsType !== '')?.fsType || params.fsType);
-    const id = volumeIdForName(name);
+    // A copy has its source's filesystem unless the call names one (which must then be it).
+    const fsType = volumeFsType(backend, accessType, caps.find((c) => c.fsType !== '')?.fsType || params.fsType || source?.fsType || '');
+    if (source !== undefined) checkAgainstSource(source, params.pool, backend, accessType, fsType, range.limit);
+    // A volume made by a driver before ids carried their node is found under its old id.
+    const legacyId = legacyVolumeIdForName(name);
+    const id = catalog.get(legacyId) !== undefined ? legacyId : objectIdForName('volume', name, ctx.config.nodeId);
 
-    return ctx.locks.with([id], async () => {
+    return ctx.locks.with(source === undefined ? [id] : [id, source.id], async () => {
       let existing = catalog.get(id);
       // Under the lock no create or delete of this name is running, so a record that is not
       // ready is one whose undo failed part-way: finish removing it and make the volume anew.
@@ -99,16 +118,23 @@ export function controllerService(ctx: DriverContext) {
         existing = undefined;
       }
       if (existing) {
-        const why = incompatibility(existing, range, params.pool, caps, req.parameters);
+        const why = incompatibility(existing, range, params.pool, caps, req.parameters, source);
         if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
         return { volume: toCsiVolume(ctx, existing) };
       }
-      const size = chooseSize(range, backend.config, minimumVolumeBytes(backend, fsType), fsType, backend.allocationUnit());
+      const unit = backend.allocationUnit();
+      const minimum = Math.max(minimumVolumeBytes(backend, fsType), source?.sizeBytes ?? 0);
+      const size = Math.max(chooseSize(range, backend.config, minimum, fsType, unit), Math.ceil(minimum / unit) * unit);
       const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false,
-        formatted: !backend.capabilities.needsFormat });
+        formatted: source?.formatted ?? !backend.capabilities.needsFormat,
+        ...(source?.filesystemBytes !== undefined ? { filesystemBytes: source.filesystemBytes } : {}),
+        ...(source !== undefined ? { contentSource: source.named } : {}) });
+      // A clone of a mounted volume freezes its filesystem for the copy, as a snapshot does.
+      const freezePath = source !== undefined && 'volume' in source.source && backend.snapshots !== undefined
+        ? await freezePathFor(source.source.volume, backend, backend.snapshots) : undefined;
       // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
       // the provisioner tries another node.
-      await catalog.provision(record);
+      await catalog.provision(record, { ...(source !== undefined ? { source: source.source } : {}), ...(freezePath !== undefined ? { freezePath } : {}) });
       return { volume: toCsiVolume(ctx, record) };
     });
   }
@@ -117,7 +143,19 @@ export function controllerService(ctx: DriverContext) {
     const id = requireVolumeId(req.volume_id);
     return ctx.locks.with([id], async () => {
       const r = catalog.get(id);
-      if (!r) return {}; // deleting what is gone is success (idempotency)
+      if (!r) {
+        // Deleting what is gone is success (idempotency), but not for a volume another node
+        // holds: an OK would let Kubernetes forget storage that still takes that node's space.
+        const holder = holderOf('volume', id, ctx.config.nodeId);
+        if (holder.kind === 'node' || holder.kind === 'hashed-node') {
+          throw failedPrecondition(`volume ${id} is held by ${describeHolder(holder)}, not ${ctx.config.nodeId}; it is deleted there`);
+        }
+        return {};
+      }
+      const dependent = catalog.pool(r.pool).snapshots?.independentSnapshots === false ? catalog.snapshotsOf(id) : [];
+      if (dependent.length > 0) {
+        throw failedPrecondition(`volume ${id} has snapshots that depend on it in pool ${r.pool} (${dependent.map((s) => s.id).join(', ')}); delete them first`);
+      }
       if (r.ephemeral) throw failedPrecondition(`volume ${id} is an inline ephemeral volume; it goes away with NodeUnpublishVolume`);
       const holders = await holdersOf(r, catalog.pool(r.pool));
       if (holders.length > 0) throw failedPrecondition(`volume ${id} is in use: ${holders.join(', ')}`);
@@ -195,7 +233,7 @@ export function controllerService(ctx: DriverContext) {
   }
 
   async function controllerGetCapabilities(): Promise<csi.ControllerGetCapabilitiesResponse> {
-    return { capabilities: controllerCapabilities(ctx.config.controllerExpansion).map((type) => ({ rpc: { type } })) };
+    return { capabilities: controllerCapabilities(ctx.config.controllerExpansion, canSnapshot(ctx)).map((type) => ({ rpc: { type } })) };
   }
 
   async function controllerExpandVolume(req: csi.ControllerExpandVolumeRequest__Output): Promise<csi.ControllerExpandVolumeResponse> {

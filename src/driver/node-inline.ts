@@ -56,10 +56,10 @@ export async function publishInline(
       ephemeral: true, stagingFlags: cap.mountFlags, publications: [{ targetPath: target, readOnly }], formatted: !backend.capabilities.needsFormat,
     });
     // A pool whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED like a full one.
-    await kit.catalog.provision(record, async (rec) => {
+    await kit.catalog.provision(record, { finish: async (rec) => {
       await mountInline(kit, target, rec, fsType, readOnly, cap.mountFlags);
       failpoint('inline:mounted');
-    });
+    } });
     return {};
   });
 }

@@ -11,6 +11,7 @@ import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
 import { DriverContext } from './context.js';
 import { controllerService } from './controller.js';
+import { snapshotService } from './snapshots.js';
 import { identityService } from './identity.js';
 import { nodeService } from './node.js';
 import type { RpcObserver } from './observer.js';
@@ -103,7 +104,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const controller = serviceOf('Controller');
   const node = serviceOf('Node');
   server.addService(identity, adaptService(identity, identityService(ctx), observer));
-  server.addService(controller, adaptService(controller, controllerService(ctx), observer));
+  server.addService(controller, adaptService(controller, { ...controllerService(ctx), ...snapshotService(ctx) }, observer));
   server.addService(node, adaptService(node, nodeService(ctx), observer));
   await new Promise<void>((resolve, reject) => {
     server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));

@@ -2,14 +2,14 @@
 import * as path from 'node:path';
 import { invalidArgument } from './errors.js';
 
-/** Volume ids Lode issues ("lv-" + hex) and kubelet's inline ids ("csi-" + hex) both fit this. */
+/** Volume and snapshot ids Lode issues ("lv-" or "sn-" + hex + "." + node) and kubelet's inline ids ("csi-" + hex) all fit this. */
 const VOLUME_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const MAX_NAME_BYTES = 128;
 
-export function requireVolumeId(id: string, field = 'volume_id'): string {
+export function requireVolumeId(id: string, field = 'volume_id', what = 'volume id'): string {
   if (id === '') throw invalidArgument(`${field} is required`);
   if (!VOLUME_ID.test(id) || id.includes('..')) {
-    throw invalidArgument(`${field} "${printable(id)}" is not a volume id: expected up to 128 letters, digits, '.', '_' or '-'`);
+    throw invalidArgument(`${field} "${printable(id)}" is not a ${what}: expected up to 128 letters, digits, '.', '_' or '-'`);
   }
   return id;
 }

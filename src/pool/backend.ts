@@ -2,6 +2,7 @@
 import type { MountEntry } from '../sys/mounts.js';
 import type { PoolConfig } from './pool.js';
 import type { PoolStats } from './pool-stats.js';
+import type { SnapshotRecord } from './snapshot-record.js';
 import type { VolumeRecord } from './volume-record.js';
 
 /** What a backend can do; the CSI handlers decide with these, never with a backend's name. */
@@ -48,9 +49,9 @@ interface BackendCore {
   /**
    * Checks the backend's prerequisites (refusing, with a message that says how to fix it, a
    * pool it cannot serve) and learns the state of the records' storage. Returns the storage of
-   * ids not among `records`, which it neither changes nor removes; `refresh` follows.
+   * ids not among `records` or `snapshots`, which it neither changes nor removes; `refresh` follows.
    */
-  open(records: VolumeRecord[]): Promise<UnrecordedStorage[]>;
+  open(records: VolumeRecord[], snapshots: SnapshotRecord[]): Promise<UnrecordedStorage[]>;
   /**
    * Chooses, with no I/O, whatever the backend must remember about a new volume before any of
    * its storage exists (a quota project id), into `record.backing`; the core then writes the
@@ -83,6 +84,51 @@ interface BackendCore {
    * answered in whole units, so the ledger holds exactly what the storage takes.
    */
   allocationUnit(): number;
+  /** Present when the pool can snapshot, restore and clone its volumes. */
+  readonly snapshots?: SnapshotSupport;
+}
+
+/** Where a new volume's data comes from: a snapshot (a restore) or a volume (a clone). */
+export type VolumeSource = { snapshot: SnapshotRecord } | { volume: VolumeRecord };
+
+/**
+ * What a backend that can snapshot does. The core records each snapshot before its storage
+ * exists and charges the pool for it; the driver holds the source's lock and freezes its
+ * filesystem around `takeSnapshot` and `fill` from a volume when `consistentCopy` is false.
+ * Every method is idempotent and safe to retry after a crash at any point inside it.
+ */
+export interface SnapshotSupport {
+  /**
+   * How snapshots are made on this pool, in a few words for logs and the docs ("a reflink
+   * copy of the image"); known once the pool is open.
+   */
+  method(): string;
+  /**
+   * True when a copy is a point in time by itself (a reflink clone of an image is atomic, a
+   * device-mapper snapshot suspends the device): what a crash at that instant would leave.
+   * False: the driver freezes a mounted filesystem around the copy, and refuses to copy a raw
+   * block volume in use. Known once the pool is open.
+   */
+  consistentCopy(): boolean;
+  /**
+   * Bytes to reserve from the pool before a snapshot of `source` is made: the most it can
+   * take. A refusal (a thick pool with no room for the copy-on-write area) is a thrown error
+   * whose message says why.
+   */
+  reserveFor(source: VolumeRecord): number;
+  /** Makes the snapshot's storage from the source volume; returns the bytes it holds from the pool (at most the reserve). */
+  takeSnapshot(source: VolumeRecord, snapshot: SnapshotRecord): Promise<number>;
+  /** Removes the snapshot's storage; nothing there is not an error. */
+  releaseSnapshot(snapshot: SnapshotRecord): Promise<void>;
+  /** Why the snapshot's storage is unusable, or undefined when it is fine. */
+  snapshotProblem(snapshot: SnapshotRecord): Promise<string | undefined>;
+  /** Creates the new volume's storage, at `target.capacityBytes`, holding the source's data (instead of `allocate`). */
+  fill(target: VolumeRecord, source: VolumeSource): Promise<void>;
+  /**
+   * Whether a volume can be deleted while it has snapshots. False when the snapshots depend on
+   * it (classic LVM snapshots go with their origin): DeleteVolume then refuses.
+   */
+  readonly independentSnapshots: boolean;
 }
 
 /** A backend whose volumes are block devices: the node formats and mounts them, or hands them out raw. */

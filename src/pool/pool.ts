@@ -61,3 +61,8 @@ export function reserveBytes(config: Pick<PoolConfig, 'reserve'>, totalBytes: nu
 export function recordsDir(config: Pick<PoolConfig, 'dir'>): string {
   return path.join(config.dir, 'volumes');
 }
+
+/** Where the volume core keeps the pool's snapshot records: a folder apart, so no backend mistakes them for volumes. */
+export function snapshotsDir(config: Pick<PoolConfig, 'dir'>): string {
+  return path.join(config.dir, 'snapshots');
+}

@@ -1,8 +1,7 @@
-// Durable per-volume records inside a pool directory: one JSON file per volume, replaced atomically.
+// Durable records inside a pool's folder: one JSON file per volume (or snapshot), replaced atomically.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { TEMP_MARKER, syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
-import { readRecord, type RecordReading, type VolumeRecord } from './volume-record.js';
 
 export const RECORD_SUFFIX = '.json';
 
@@ -21,15 +20,16 @@ export interface UnusableRecord {
  * use (unreadable, not JSON, failing the checks, named after another id, or of a newer format
  * version): those it never changes or removes. The only files it deletes are its own stray temp files.
  */
-export class RecordStore {
-  constructor(readonly dir: string) {}
+export class RecordStore<T extends { id: string }> {
+  /** `read` turns a file's parsed JSON into a record or says why it is unusable; it never throws. */
+  constructor(readonly dir: string, private readonly read: (parsed: unknown, id: string) => { record: T } | { problem: string; newer: boolean }) {}
 
   private file(id: string): string {
     return path.join(this.dir, id + RECORD_SUFFIX);
   }
 
   /** `durable: false` for node-side state (mounts) that a reboot voids anyway. */
-  async put(record: VolumeRecord, durable = true): Promise<void> {
+  async put(record: T, durable = true): Promise<void> {
     await writeFileAtomic(this.file(record.id), JSON.stringify(record, null, 1) + '\n', durable);
   }
 
@@ -43,8 +43,8 @@ export class RecordStore {
     await syncDirectory(this.dir);
   }
 
-  async loadAll(): Promise<{ records: VolumeRecord[]; unusable: UnusableRecord[] }> {
-    const records: VolumeRecord[] = [];
+  async loadAll(): Promise<{ records: T[]; unusable: UnusableRecord[] }> {
+    const records: T[] = [];
     const unusable: UnusableRecord[] = [];
     for (const name of await fs.readdir(this.dir)) {
       const full = path.join(this.dir, name);
@@ -55,10 +55,10 @@ export class RecordStore {
       }
       if (!name.endsWith(RECORD_SUFFIX)) continue;
       const id = name.slice(0, -RECORD_SUFFIX.length);
-      let reading: RecordReading;
+      let reading: { record: T } | { problem: string; newer: boolean };
       try {
         const text = await fs.readFile(full, 'utf8');
-        reading = text === '' ? { problem: 'the record file is empty', newer: false } : readRecord(JSON.parse(text), id);
+        reading = text === '' ? { problem: 'the record file is empty', newer: false } : this.read(JSON.parse(text), id);
       } catch (err) {
         // Unreadable or not JSON at all: a truncated or half-written file, or not ours.
         reading = { problem: (err as Error).message, newer: false };

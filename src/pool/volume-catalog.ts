@@ -1,24 +1,43 @@
-// Every volume on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
+// Every volume and snapshot on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
 import { promises as fs } from 'node:fs';
 import type { PoolStats, PoolStatsSource } from './pool-stats.js';
 import { unmountIfMounted } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
-import type { Backend } from './backend.js';
-import { recordsDir } from './pool.js';
+import { freeze, thaw } from '../sys/freeze.js';
+import type { Backend, SnapshotSupport, VolumeSource } from './backend.js';
+import { recordsDir, snapshotsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
 import { formatSize } from './sizes.js';
-import type { VolumeRecord } from './volume-record.js';
+import { readSnapshotRecord, type SnapshotRecord } from './snapshot-record.js';
+import { readRecord, type VolumeRecord } from './volume-record.js';
 
 interface PoolEntry {
   pool: Backend;
-  store: RecordStore;
-  /** Bytes of served volumes and of quarantined images alike: both take the pool's space. */
+  store: RecordStore<VolumeRecord>;
+  snapshotStore: RecordStore<SnapshotRecord>;
+  /** Bytes of served volumes, of snapshots and of quarantined images alike: all take the pool's space. */
   allocatedBytes: number;
   volumes: number;
+  snapshots: number;
   quarantined: number;
+}
+
+/** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
+export interface ProvisionOptions {
+  finish?: (r: VolumeRecord, pool: Backend) => Promise<void>;
+  /** A restore or clone: the storage is filled from it instead of made empty. */
+  source?: VolumeSource;
+  /** A clone of a mounted volume: its staging path, frozen around the copy. */
+  freezePath?: string;
+}
+
+/** Raised when a pool's backend cannot snapshot; the CSI handlers check first, so this is a fault. */
+function snapshotSupport(pool: Backend): SnapshotSupport {
+  if (pool.snapshots === undefined) throw new Error(`pool ${pool.config.name} cannot snapshot`);
+  return pool.snapshots;
 }
 
 /** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
@@ -43,6 +62,7 @@ export class VolumeTooLargeError extends Error {
 
 export class VolumeCatalog implements PoolStatsSource {
   private readonly records = new Map<string, VolumeRecord>();
+  private readonly snapshotRecords = new Map<string, SnapshotRecord>();
   /** Found at start-up; fixed for the life of the process (a repair takes a restart). */
   private readonly quarantineList: QuarantinedVolume[] = [];
   /** The same by id (the first one found, should two pools hold one id), for the refusals. */
@@ -50,6 +70,7 @@ export class VolumeCatalog implements PoolStatsSource {
   private readonly entries = new Map<string, PoolEntry>();
   /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
   private sortedIds: string[] | undefined;
+  private sortedSnapshotIds: string[] | undefined;
 
   private constructor(readonly poolOrder: string[]) {}
 
@@ -58,13 +79,16 @@ export class VolumeCatalog implements PoolStatsSource {
     const catalog = new VolumeCatalog(backends.map((b) => b.config.name));
     for (const pool of backends) {
       const config = pool.config;
-      const store = new RecordStore(recordsDir(config));
+      const store = new RecordStore(recordsDir(config), readRecord);
+      const snapshotStore = new RecordStore(snapshotsDir(config), readSnapshotRecord);
       await fs.mkdir(recordsDir(config), { recursive: true, mode: 0o700 });
+      await fs.mkdir(snapshotsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
-      const entry: PoolEntry = { pool, store, allocatedBytes: 0, volumes: 0, quarantined: 0 };
+      const snapshotsRead = await snapshotStore.loadAll();
+      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
       const held = new Map<string, QuarantinedVolume>();
-      for (const u of unusable) {
+      for (const u of [...unusable, ...snapshotsRead.unusable]) {
         held.set(u.id, {
           id: u.id, pool: config.name, cause: u.newer ? 'newer-version' : 'unreadable-record', problem: u.problem, recordFile: u.file, storageBytes: 0,
         });
@@ -76,8 +100,14 @@ export class VolumeCatalog implements PoolStatsSource {
         }
         catalog.add(r);
       }
+      for (const r of snapshotsRead.records) {
+        r.pool = config.name;
+        catalog.addSnapshot(r);
+      }
       for (const r of records) await catalog.recover(r);
-      const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name));
+      for (const r of snapshotsRead.records) await catalog.recoverSnapshot(r);
+      const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name),
+        [...catalog.snapshotRecords.values()].filter((r) => r.pool === config.name));
       for (const img of unrecorded) {
         const q = held.get(img.id);
         if (q !== undefined) {
@@ -105,9 +135,35 @@ export class VolumeCatalog implements PoolStatsSource {
   private async recover(r: VolumeRecord): Promise<void> {
     if (r.state === 'ready') return;
     log('info', r.state === 'creating' ? 'rolling back interrupted create' : 'finishing interrupted delete', { id: r.id, pool: r.pool });
+    if (r.frozen !== undefined) await thaw(r.frozen);
     for (const p of r.publications) await unmountIfMounted(p.targetPath);
     if (r.staging) await unmountIfMounted(r.staging);
     await this.destroy(r);
+  }
+
+  /** As for volumes: a snapshot being made is undone (thawing its source if the crash left it frozen), one being deleted finished. */
+  private async recoverSnapshot(r: SnapshotRecord): Promise<void> {
+    if (r.state === 'ready') return;
+    log('info', r.state === 'creating' ? 'rolling back interrupted snapshot' : 'finishing interrupted snapshot delete', { id: r.id, pool: r.pool });
+    if (r.frozen !== undefined) await thaw(r.frozen);
+    await this.destroySnapshot(r);
+  }
+
+  private addSnapshot(r: SnapshotRecord): void {
+    this.snapshotRecords.set(r.id, r);
+    const e = this.entry(r.pool);
+    e.allocatedBytes += r.chargedBytes;
+    e.snapshots += 1;
+    this.sortedSnapshotIds = undefined;
+  }
+
+  private dropSnapshot(r: SnapshotRecord): void {
+    if (this.snapshotRecords.get(r.id) !== r) return;
+    this.snapshotRecords.delete(r.id);
+    const e = this.entry(r.pool);
+    e.allocatedBytes -= r.chargedBytes;
+    e.snapshots -= 1;
+    this.sortedSnapshotIds = undefined;
   }
 
   private add(r: VolumeRecord): void {
@@ -166,6 +222,24 @@ export class VolumeCatalog implements PoolStatsSource {
     return [...this.quarantineList].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
   }
 
+  /** The snapshot's record, or undefined; throws VolumeQuarantinedError for a quarantined id (an unusable snapshot record). */
+  getSnapshot(id: string): SnapshotRecord | undefined {
+    const q = this.quarantine.get(id);
+    if (q !== undefined) throw new VolumeQuarantinedError(q);
+    return this.snapshotRecords.get(id);
+  }
+
+  /** All snapshots ordered by id. */
+  listSnapshots(): SnapshotRecord[] {
+    if (!this.sortedSnapshotIds) this.sortedSnapshotIds = [...this.snapshotRecords.keys()].sort();
+    return this.sortedSnapshotIds.map((id) => this.snapshotRecords.get(id)).filter((r): r is SnapshotRecord => r !== undefined);
+  }
+
+  /** The snapshots taken of a volume (still present). */
+  snapshotsOf(volumeId: string): SnapshotRecord[] {
+    return this.listSnapshots().filter((s) => s.sourceVolumeId === volumeId);
+  }
+
   /** All volumes ordered by id. */
   list(): VolumeRecord[] {
     if (!this.sortedIds) this.sortedIds = [...this.records.keys()].sort();
@@ -188,7 +262,7 @@ export class VolumeCatalog implements PoolStatsSource {
    * Lode's own, which the next start rolls back. It turns "ready" only when all is done. Any
    * failure undoes all of it.
    */
-  async provision(record: VolumeRecord, finish?: (r: VolumeRecord, pool: Backend) => Promise<void>): Promise<VolumeRecord> {
+  async provision(record: VolumeRecord, opts: ProvisionOptions = {}): Promise<VolumeRecord> {
     const q = this.quarantine.get(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
@@ -197,22 +271,26 @@ export class VolumeCatalog implements PoolStatsSource {
     const available = this.statsOf(record.pool).availableBytes;
     if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
     record.state = 'creating';
+    record.frozen = opts.freezePath;
     e.pool.assign(record);
     this.add(record);
     try {
       await e.store.put(record);
       failpoint('create:recorded');
-      await e.pool.allocate(record);
+      if (opts.source === undefined) await e.pool.allocate(record);
+      else await this.whileFrozen(opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
       failpoint('create:allocated');
-      if (finish) await finish(record, e.pool);
+      if (opts.finish) await opts.finish(record, e.pool);
       failpoint('create:finished');
       record.state = 'ready';
+      record.frozen = undefined;
       await e.store.put(record);
     } catch (err) {
       log('warn', 'create failed; undoing it', { id: record.id, error: (err as Error).message });
       try {
         // The undo must run even when the call failed because its deadline passed.
         await outsideCall(async () => {
+          if (record.frozen !== undefined) await thaw(record.frozen);
           for (const p of record.publications) await unmountIfMounted(p.targetPath);
           await this.destroy(record);
         });
@@ -224,6 +302,86 @@ export class VolumeCatalog implements PoolStatsSource {
     }
     void this.refresh(record.pool);
     return record;
+  }
+
+  /** Runs a copy with the filesystem at `mountPoint` frozen, when there is one; it is thawed whatever happens. */
+  private async whileFrozen<T>(mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
+    if (mountPoint === undefined) return copy();
+    await freeze(mountPoint);
+    failpoint('copy:frozen');
+    try {
+      return await copy();
+    } finally {
+      await thaw(mountPoint);
+    }
+  }
+
+  /**
+   * Reserves the most the snapshot can take and makes it, like a volume: its record is written
+   * durably as "creating" first (with the path it is about to freeze), so a crash at any later
+   * step leaves a record that proves the storage is Lode's unfinished snapshot, which the next
+   * start thaws and rolls back. Once made, the charge is settled to what it holds.
+   */
+  async createSnapshot(snap: SnapshotRecord, source: VolumeRecord, freezePath?: string): Promise<SnapshotRecord> {
+    const q = this.quarantine.get(snap.id);
+    if (q !== undefined) throw new VolumeQuarantinedError(q);
+    const e = this.entry(snap.pool);
+    const support = snapshotSupport(e.pool);
+    const reserve = support.reserveFor(source);
+    // Checked and reserved with no await in between, as for volumes.
+    const available = this.statsOf(snap.pool).availableBytes;
+    if (reserve > available) throw new PoolFullError(snap.pool, reserve, available, `snapshot ${snap.name}`);
+    snap.state = 'creating';
+    snap.chargedBytes = reserve;
+    snap.frozen = freezePath;
+    this.addSnapshot(snap);
+    try {
+      await e.snapshotStore.put(snap);
+      failpoint('snapshot:recorded');
+      const held = Math.min(reserve, await this.whileFrozen(freezePath, () => support.takeSnapshot(source, snap)));
+      failpoint('snapshot:taken');
+      e.allocatedBytes += held - snap.chargedBytes;
+      snap.chargedBytes = held;
+      snap.frozen = undefined;
+      snap.state = 'ready';
+      await e.snapshotStore.put(snap);
+    } catch (err) {
+      log('warn', 'snapshot failed; undoing it', { id: snap.id, error: (err as Error).message });
+      try {
+        await outsideCall(async () => {
+          if (snap.frozen !== undefined) await thaw(snap.frozen);
+          await this.destroySnapshot(snap);
+        });
+      } catch (undoErr) {
+        log('error', 'undo of failed snapshot failed', { id: snap.id, error: (undoErr as Error).message });
+      }
+      throw err;
+    }
+    void this.refresh(snap.pool);
+    return snap;
+  }
+
+  /** Releases the snapshot's storage, then forgets it; marked "deleting" durably first, as a volume is. Safe to call again after a crash. */
+  async destroySnapshot(snap: SnapshotRecord): Promise<void> {
+    const e = this.entry(snap.pool);
+    if (snap.state === 'ready') {
+      snap.state = 'deleting';
+      try {
+        await e.snapshotStore.put(snap);
+        failpoint('snapshot-delete:marked');
+      } catch (err) {
+        snap.state = 'ready';
+        const errno = (err as NodeJS.ErrnoException).code;
+        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
+        log('warn', 'no space to mark the snapshot deleting; deleting it under its ready record', { id: snap.id, pool: snap.pool });
+      }
+    }
+    snap.state = 'deleting';
+    await snapshotSupport(e.pool).releaseSnapshot(snap);
+    failpoint('snapshot-delete:released');
+    await e.snapshotStore.remove(snap.id);
+    this.dropSnapshot(snap);
+    void this.refresh(snap.pool);
   }
 
   /** The pool's max-volume-size, the one place it is enforced. */

@@ -63,6 +63,13 @@ export interface VolumeRecord {
    * does not know it keeps it (it writes back the object it read).
    */
   backing?: Record<string, string | number>;
+  /** Where the volume's data came from (a restore or a clone), as CreateVolume named it. */
+  contentSource?: { snapshot: string } | { volume: string };
+  /**
+   * A clone's source staging path whose filesystem is frozen for the copy: written before the
+   * freeze, so a crash while frozen is thawed when the next start rolls the create back.
+   */
+  frozen?: string;
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {
@@ -72,6 +79,13 @@ function isStringMap(v: unknown): v is Record<string, string> {
 function isBackingMap(v: unknown): v is Record<string, string | number> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
     && Object.values(v).every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isSafeInteger(x)));
+}
+
+function isContentSource(v: unknown): v is VolumeRecord['contentSource'] {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  const value = Object.values(v)[0];
+  return keys.length === 1 && (keys[0] === 'snapshot' || keys[0] === 'volume') && typeof value === 'string';
 }
 
 function isPublication(v: unknown): v is Publication {
@@ -102,6 +116,8 @@ export function checkRecord(v: unknown): string | undefined {
   if (!Array.isArray(r.stagingFlags) || !r.stagingFlags.every((f) => typeof f === 'string')) return 'bad stagingFlags';
   if (!Array.isArray(r.publications) || !r.publications.every(isPublication)) return 'bad publications';
   if (r.backing !== undefined && !isBackingMap(r.backing)) return 'bad backing';
+  if (r.contentSource !== undefined && !isContentSource(r.contentSource)) return 'bad contentSource';
+  if (r.frozen !== undefined && typeof r.frozen !== 'string') return 'bad frozen';
   return undefined;
 }
 
@@ -143,7 +159,7 @@ export function volumePaths(r: VolumeRecord): string[] {
 
 /** What a caller decides about a new volume; the rest of its record starts the same for every volume. */
 export type NewVolume = Pick<VolumeRecord, 'id' | 'name' | 'pool' | 'capacityBytes' | 'accessType' | 'fsType' | 'parameters' | 'ephemeral'>
-  & Partial<Pick<VolumeRecord, 'stagingFlags' | 'publications' | 'formatted'>>;
+  & Partial<Pick<VolumeRecord, 'stagingFlags' | 'publications' | 'formatted' | 'filesystemBytes' | 'contentSource'>>;
 
 /**
  * A record for a volume about to be made: not yet staged or (unless given) published, and not

@@ -28,6 +28,13 @@ export interface FixtureCapabilities {
    * filesystem grow by NodeExpandVolume (a quota limit change); false for a block device.
    */
   onlineGrowth: boolean;
+  /** The pool snapshots, restores and clones; omitted = it cannot, and the snapshot cases are not registered. */
+  snapshots?: {
+    /** A volume can be deleted while it has snapshots (they do not depend on it). */
+    independent: boolean;
+    /** Snapshot failpoints this backend never passes (no freeze around an atomic copy). */
+    notReached?: string[];
+  };
 }
 
 export interface BackendFixture {

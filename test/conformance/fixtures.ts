@@ -35,7 +35,7 @@ export const loopFixture: BackendFixture = {
   async setup(): Promise<PoolMedium> {
     return { pool: { size: '1Gi' }, cleanup: async () => undefined };
   },
-  capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false },
+  capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, snapshots: { independent: true } },
   async damage(poolDir, volumeId) {
     // What a careless rm or a replaced disk does: the loop device keeps the unlinked file open.
     await fs.rm(path.join(poolDir, 'volumes', `${volumeId}.img`));

@@ -11,6 +11,7 @@ import {
   assertNothingLeft, listed, nodeExpand, POOL, sizeFor, snapshot, startDriver, writeUpTo,
 } from './checks.js';
 import { registerCrashPoints } from './crash-points.js';
+import { registerSnapshotCases } from './snapshot-cases.js';
 import type { BackendFixture } from './fixture.js';
 
 /** Filesystems some backend offers; each one a fixture does not list must be refused. */
@@ -18,7 +19,7 @@ const KNOWN_FS_TYPES = ['ext4', 'xfs', 'btrfs', 'ext3', 'vfat'];
 
 type Body = (t: TestContext) => Promise<void>;
 
-export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'crash-points'] as const;
+export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'crash-points', 'snapshots', 'snapshot-crash-points'] as const;
 export type CaseName = (typeof CASES)[number];
 
 export interface ConformanceOptions {
@@ -263,6 +264,7 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
     }));
 
     if (wanted.has('crash-points')) registerCrashPoints(fixture, guarded, options.failpoints);
+    if (caps.snapshots !== undefined && wanted.has('snapshots')) registerSnapshotCases(fixture, guarded, wanted.has('snapshot-crash-points'));
   });
 }
 

@@ -10,7 +10,6 @@ import { createVolume, expectCode, fsCap, httpGet, metricsPort, rawCap, readAt, 
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { listLoopDevices } from '../../src/sys/loop.js';
 import { findSamples, parseExposition } from '../metrics/prom-text.js';
-import { volumeIdForName } from '../../src/driver/context.js';
 import { lvmMedium, lvmTool, THIN_POOL, type LvmMediumOptions } from './lvm-fixtures.js';
 import { guestOnly } from './support.js';
 import { startOnMedium, writeUpTo } from '../conformance/checks.js';
@@ -125,10 +124,11 @@ test('thin: available is the smaller of the thin pool\'s free data and pool x ra
 test('LVs that are not provably Lode\'s are never touched: a name clash fails the create, a tagged LV with no record is quarantined and kept', { skip: guestOnly }, async (t) => {
   const { h, vg } = await start(t, { imageMiB: 256 });
   const name = 'pvc-clash';
-  const id = (await h.client.createVolume(volumeRequest('probe-id', 16 * MiB, { cap: EXT4 }))).volume?.volume_id ?? '';
+  // The id Lode gives the claim's volume, learnt by making and deleting it once.
+  const id = (await h.client.createVolume(volumeRequest(name, 16 * MiB, { cap: EXT4 }))).volume?.volume_id ?? '';
   await h.client.deleteVolume({ volume_id: id });
   // Someone else's LV that happens to have the name Lode would give the claim's volume: no tag.
-  const clash = `${LV_PREFIX}${volumeIdForName(name)}`;
+  const clash = `${LV_PREFIX}${id}`;
   await lvmTool('lvcreate', ['-q', '-y', '-L', '16m', '-n', clash, vg]);
   const msg = await expectCode(h.client.createVolume(volumeRequest(name, 16 * MiB, { cap: EXT4 })), status.INTERNAL, 'a create whose LV name is taken by a foreign LV');
   assert.match(msg, /not this pool's, and Lode leaves it alone/);

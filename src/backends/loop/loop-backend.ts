@@ -12,6 +12,8 @@ import { ExecError, run } from '../../sys/exec.js';
 import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../../sys/loop.js';
 import type { MountEntry } from '../../sys/mounts.js';
 import { log } from '../../util/log.js';
+import type { SnapshotRecord } from '../../pool/snapshot-record.js';
+import { exclusiveBytes, LoopSnapshots, type LoopImages } from './loop-snapshots.js';
 
 export const IMAGE_SUFFIX = '.img';
 
@@ -25,7 +27,7 @@ export function imagesDir(config: Pick<PoolConfig, 'dir'>): string {
   return recordsDir(config);
 }
 
-export class LoopBackend implements BlockBackend {
+export class LoopBackend implements BlockBackend, LoopImages {
   readonly kind = 'block';
   /** Images hold any filesystem the node makes, or none (raw block); they grow while in use. */
   readonly capabilities: BackendCapabilities = { rawBlock: true, needsFormat: true, onlineGrowth: true };
@@ -37,9 +39,11 @@ export class LoopBackend implements BlockBackend {
    * space counts everything else, so capacity = these + free, whatever the catalog has
    * reserved but not yet allocated (or freed but not yet forgotten).
    */
-  private readonly imageBytes = new StorageBytes();
+  readonly imageBytes = new StorageBytes();
   /** fallocate and rm in flight, which a refresh must not read across. */
-  private readonly spaceChanges = new SpaceChanges();
+  readonly spaceChanges = new SpaceChanges();
+  /** Snapshots, restores and clones: copies of images. */
+  readonly snapshots: LoopSnapshots = new LoopSnapshots(this);
   private sparseWarned = false;
   /** Set once the kernel ran a device of this pool buffered although direct I/O was asked. */
   private directIoRefused = false;
@@ -60,7 +64,7 @@ export class LoopBackend implements BlockBackend {
     return path.join(this.dir, record.id + IMAGE_SUFFIX);
   }
 
-  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
+  async open(records: VolumeRecord[], snapshots: SnapshotRecord[] = []): Promise<UnrecordedStorage[]> {
     // The backend's own prerequisite, so the driver and the CLI need not know of loop devices.
     if (!(await loopSupported())) throw new Error(`pool ${this.config.name}: ${NO_LOOP}`);
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -73,7 +77,7 @@ export class LoopBackend implements BlockBackend {
     for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
     this.known.clear();
     this.imageBytes.clear();
-    const sizes = new Map(records.map((r) => [this.imagePath(r), r.capacityBytes]));
+    const sizes = new Map(records.map((r) => [this.imagePath(r), exclusiveBytes(r)]));
     const unrecorded: UnrecordedStorage[] = [];
     for (const name of await fs.readdir(this.dir)) {
       if (!name.endsWith(IMAGE_SUFFIX)) continue;
@@ -90,8 +94,13 @@ export class LoopBackend implements BlockBackend {
       // Its blocks are missing from the free space like every other image's, and the ledger counts it.
       this.imageBytes.set(image, bytes);
     }
+    unrecorded.push(...(await this.snapshots.open(snapshots)));
     await this.refresh();
     return unrecorded;
+  }
+
+  noteImage(image: string): void {
+    if (!this.known.has(image)) this.known.set(image, []);
   }
 
   /** Nothing to choose ahead: an image's name follows from the volume's id. */
@@ -136,7 +145,7 @@ export class LoopBackend implements BlockBackend {
   grow(record: VolumeRecord): Promise<void> {
     return this.spaceChanges.run(async () => {
       await this.preallocate(this.imagePath(record), record.capacityBytes);
-      this.imageBytes.set(this.imagePath(record), record.capacityBytes);
+      this.imageBytes.set(this.imagePath(record), exclusiveBytes(record));
     });
   }
 
@@ -145,7 +154,7 @@ export class LoopBackend implements BlockBackend {
    * RESOURCE_EXHAUSTED) and never later as I/O errors inside a pod. Filesystems without
    * fallocate get a sparse file, with a warning.
    */
-  private async preallocate(image: string, bytes: number): Promise<void> {
+  async preallocate(image: string, bytes: number): Promise<void> {
     try {
       await run('fallocate', ['--length', String(bytes), image]);
     } catch (err) {
