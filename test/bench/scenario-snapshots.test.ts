@@ -31,25 +31,30 @@ describe('12 snapshot, restore and clone', { skip: needsRoot }, () => {
     assert.equal(r.claims.find((c) => c.name === 'default/restored-1')?.size, '48Mi', 'a restore larger than its source');
     assert.equal(r.metrics.mountChecksFailed, 0, 'the grown restore passed the size check');
 
-    // Pinned to node-2: ResourceExhausted naming node-1, rescheduled to node-2 again and again, Pending.
+    // Pinned to node-2, or pinned nowhere (node-2 scores higher): ResourceExhausted naming node-1,
+    // selected-node dropped, node-2 picked again and again, Pending.
     const wrong = markOf(r, 'wrong-node');
-    assert.equal(wrong.pods.find((p) => p.name === 'default/reader-2')?.phase, 'Pending');
-    assert.equal(wrong.claims.find((c) => c.name === 'default/restored-2')?.phase, 'Pending');
-    const failed = eventsOf(r, 'ProvisioningFailed', 'restored-2');
-    assert.ok(failed.length >= 2, `the provisioner tried more than once (${failed.length})`);
-    for (const e of failed) {
-      assert.equal(e.source, 'lode.csi.dev_node-2', 'only node-2\'s provisioner was given the claim');
-      assert.match(e.message, /code = ResourceExhausted desc = .*held by node node-1/);
+    let failures = 0;
+    for (const [pod, claim] of [['reader-2', 'restored-2'], ['reader-3', 'restored-3']] as const) {
+      assert.equal(wrong.pods.find((p) => p.name === `default/${pod}`)?.phase, 'Pending', pod);
+      assert.equal(wrong.claims.find((c) => c.name === `default/${claim}`)?.phase, 'Pending', claim);
+      const failed = eventsOf(r, 'ProvisioningFailed', claim);
+      assert.ok(failed.length >= 2, `${claim}: the provisioner tried more than once (${failed.length})`);
+      for (const e of failed) {
+        assert.equal(e.source, 'lode.csi.dev_node-2', `${claim}: only node-2's provisioner was given the claim`);
+        assert.match(e.message, /code = ResourceExhausted desc = .*held by node node-1/);
+      }
+      failures += failed.length;
+      const sched = eventsOf(r, 'FailedScheduling', pod);
+      assert.ok(sched.length >= 2, pod);
+      assert.match(sched[0]!.message, new RegExp(`provisioning failed for PVC "${claim}"`));
+      assert.equal(eventsOf(r, 'Scheduled', pod).length, 0, pod);
     }
-    const sched = eventsOf(r, 'FailedScheduling', 'reader-2');
-    assert.ok(sched.length >= 2);
-    assert.match(sched[0]!.message, /provisioning failed for PVC "restored-2"/);
-    assert.equal(eventsOf(r, 'Scheduled', 'reader-2').length, 0);
-    assert.equal(r.metrics.provisioningFailuresByCode.ResourceExhausted, failed.length, 'no other provisioning failure');
+    assert.equal(r.metrics.provisioningFailuresByCode.ResourceExhausted, failures, 'no other provisioning failure');
 
     // Deleting the snapshot waits for the Pending restore, then takes the content and the snapshot with it.
     assert.ok(eventsOf(r, 'SnapshotDeletePending', 'db-snap').length >= 1);
-    assert.equal(markOf(r, 'delete-pending').snapshots.length, 1, 'still there while restored-2 is Pending');
+    assert.equal(markOf(r, 'delete-pending').snapshots.length, 1, 'still there while restored-2 and -3 are Pending');
     assert.deepEqual(markOf(r, 'snapshot-deleted').snapshots, []);
     assert.equal(r.metrics.driverCalls.DeleteSnapshot, 1, 'the csi-snapshotter deleted it on node-1');
     assert.equal(r.pools.find((p) => p.node === 'node-2')?.allocatedBytes, 0, 'the failed restore left nothing on node-2');
