@@ -8,7 +8,7 @@ import { ANN_SELECTED_NODE } from '../api/annotations.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import {
-  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor,
+  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor, retryDelayMs,
   type ProvisionerHost,
 } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
@@ -75,10 +75,6 @@ export class ExternalProvisioner extends Controller {
     if (this.capabilities.snapshot) this.enqueueAfter('sweep:', SNAPSHOT_SWEEP_MS);
   }
 
-  /** What the driver said it can do, from ControllerGetCapabilities. */
-  get driverCapabilities(): DriverCapabilities {
-    return this.capabilities;
-  }
 
   get topology(): Record<string, string> {
     return this.segments;
@@ -95,7 +91,12 @@ export class ExternalProvisioner extends Controller {
     } else if (item.startsWith('clone:')) {
       const { namespace, name } = splitKey(key);
       // Still cloned by a Pending claim: retried with the work queue's backoff.
-      if (!releaseCloneSource(this.ctx, namespace ?? 'default', name)) this.enqueueAfter(item, 5_000);
+      const n = (this.host.failures.get(item) ?? 0) + 1;
+      if (releaseCloneSource(this.ctx, namespace ?? 'default', name)) this.host.failures.delete(item);
+      else {
+        this.host.failures.set(item, n);
+        this.enqueueAfter(item, retryDelayMs(n));
+      }
     } else await this.syncVolume(key);
   }
 
