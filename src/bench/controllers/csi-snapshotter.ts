@@ -7,6 +7,7 @@ import { ANN_SNAPSHOT_BEING_CREATED, ANN_SNAPSHOT_BEING_DELETED, FINALIZER_CONTE
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { grpcCode } from '../../csi/client.js';
 import { retryDelayMs } from './provisioning-helpers.js';
+import { SNAPSHOT_RESYNC_MS } from './snapshot-controller.js';
 
 /** The sidecar's --timeout default. */
 const CSI_TIMEOUT_MS = 60_000;
@@ -18,6 +19,9 @@ const KNOWN_PREFIXED = new Set([
 
 class SyncError extends Error {}
 
+/** The resync key: not a valid object name, so never a content's. */
+const RESYNC = 'resync:';
+
 /** isCSIFinalError: after these codes the CreateSnapshot may still be running, so the being-created mark stays. */
 function isFinal(err: unknown): boolean {
   const c = grpcCode(err);
@@ -27,6 +31,9 @@ function isFinal(err: unknown): boolean {
 export class CsiSnapshotter extends Controller {
   private readonly failures = new Map<string, number>();
   private readonly source: string;
+  /** The content being synced, and whether it changed meanwhile (by this sidecar's own writes). */
+  private current: string | undefined;
+  private dirty = false;
 
   constructor(private readonly ctx: BenchContext, private readonly driver: NodeDriver) {
     super(`csi-snapshotter/${driver.nodeName}`, ctx.clock);
@@ -35,22 +42,38 @@ export class CsiSnapshotter extends Controller {
     ctx.store.watch('VolumeSnapshotContent', (e) => {
       if (e.type === 'DELETED') return;
       if (e.object.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] !== driver.nodeName) return;
-      this.enqueue(e.object.metadata?.name ?? '');
+      const name = e.object.metadata?.name ?? '';
+      // Its own writes are in the sidecar's cache already (storeContentUpdate), so their events do
+      // not make it sync again at once: a failed attempt waits for its backoff.
+      if (name === this.current) this.dirty = true;
+      else this.enqueue(name);
     });
+    this.enqueueAfter(RESYNC, SNAPSHOT_RESYNC_MS);
   }
 
   async reconcile(name: string): Promise<void> {
+    if (name === RESYNC) {
+      // --resync-period (15 min): every content of this node is synced again.
+      for (const c of this.ctx.store.list('VolumeSnapshotContent')) if (c.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] === this.driver.nodeName) this.enqueue(c.metadata?.name ?? '');
+      this.enqueueAfter(RESYNC, SNAPSHOT_RESYNC_MS);
+      return;
+    }
     const content = this.ctx.store.get('VolumeSnapshotContent', name);
     if (content === undefined || content.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] !== this.driver.nodeName) return;
     // isDriverMatch: contents of other drivers are not this sidecar's.
     if (content.spec?.driver !== this.ctx.driverName) return;
+    this.current = name;
+    this.dirty = false;
     try {
       const requeue = await this.syncContent(content);
       this.failures.delete(name);
       if (requeue) this.retry(name);
+      else if (this.dirty) this.enqueue(name);
     } catch (err) {
       if (!(err instanceof SyncError)) throw err;
       this.retry(name);
+    } finally {
+      this.current = undefined;
     }
   }
 
@@ -105,6 +128,8 @@ export class CsiSnapshotter extends Controller {
     }
     const current = this.setBeingCreated(content, true);
     const handle = content.spec?.source?.volumeHandle ?? '';
+    // csiHandler.CreateSnapshot: a content not bound to a snapshot has no name to give the snapshot.
+    if (!content.spec?.volumeSnapshotRef?.uid) return this.createFailed(current, `failed to take snapshot of the volume ${handle}: "cannot create snapshot. Snapshot content ${name} not bound to a snapshot"`);
     let snapshot;
     try {
       this.ctx.metrics.countDriverCall('CreateSnapshot');

@@ -14,6 +14,8 @@ import {
 import { retryDelayMs } from './provisioning-helpers.js';
 
 const SOURCE = 'snapshot-controller';
+/** --resync-period default: every snapshot and content is synced again (how a content's error reaches its snapshot). */
+export const SNAPSHOT_RESYNC_MS = 15 * 60_000;
 
 /** A sync that failed: upstream returns an error and the work queue retries the key rate-limited (1 s doubling to 5 min). */
 class SyncError extends Error {}
@@ -43,31 +45,55 @@ function refersTo(content: VolumeSnapshotContent, snapshot: VolumeSnapshot): boo
 
 export class SnapshotController extends Controller {
   private readonly failures = new Map<string, number>();
+  /** The key being synced, and whether its object changed meanwhile (by this controller's own writes). */
+  private current: string | undefined;
+  private dirty = false;
 
   constructor(private readonly ctx: BenchContext) {
     super('snapshot-controller', ctx.clock);
     ctx.store.watch('VolumeSnapshot', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`vs:${objectKey(e.object)}`);
+      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(`vs:${objectKey(e.object)}`);
     });
     ctx.store.watch('VolumeSnapshotContent', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`vsc:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(`vsc:${e.object.metadata?.name}`);
       // A content gone: its snapshot may now drop its bound finalizer (deleteContent requeues it).
       const ref = e.object.spec?.volumeSnapshotRef;
       if (e.type === 'DELETED' && ref?.name) this.enqueue(`vs:${ref.namespace ?? 'default'}/${ref.name}`);
     });
+    this.enqueueAfter('resync:', SNAPSHOT_RESYNC_MS);
+  }
+
+  /**
+   * The controller's own writes are in its cache already (storeSnapshotUpdate/storeContentUpdate),
+   * so they do not make the same key sync again at once: a failed sync waits for its backoff.
+   */
+  private enqueueUnlessCurrent(item: string): void {
+    if (item === this.current) this.dirty = true;
+    else this.enqueue(item);
   }
 
   async reconcile(item: string): Promise<void> {
     const key = item.slice(item.indexOf(':') + 1);
+    if (item === 'resync:') {
+      for (const v of this.ctx.store.list('VolumeSnapshot')) this.enqueue(`vs:${objectKey(v)}`);
+      for (const c of this.ctx.store.list('VolumeSnapshotContent')) this.enqueue(`vsc:${c.metadata?.name}`);
+      this.enqueueAfter('resync:', SNAPSHOT_RESYNC_MS);
+      return;
+    }
+    this.current = item;
+    this.dirty = false;
     try {
       if (item.startsWith('vs:')) this.syncSnapshotByKey(key);
       else this.syncContent(key);
       this.failures.delete(item);
+      if (this.dirty) this.enqueue(item);
     } catch (err) {
       if (!(err instanceof SyncError)) throw err;
       const n = (this.failures.get(item) ?? 0) + 1;
       this.failures.set(item, n);
       this.enqueueAfter(item, retryDelayMs(n));
+    } finally {
+      this.current = undefined;
     }
   }
 
