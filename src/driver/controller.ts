@@ -13,10 +13,11 @@ import { freezePathFor } from './consistent-copy.js';
 import { describeHolder, holderOf, legacyVolumeIdForName, objectIdForName } from './object-ids.js';
 import { canSnapshot } from './snapshots.js';
 import { growBacking } from './expansion.js';
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
 import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
 import { chooseSize, readRange, type Range } from './sizing.js';
-import { printable, requireName, requireVolumeId } from './validate.js';
+import { pageOf } from './paging.js';
+import { requireName, requireVolumeId } from './validate.js';
 
 type ControllerCapability = _csi_v1_ControllerServiceCapability_RPC_Type__Output;
 const BASE_CONTROLLER_CAPABILITIES: ControllerCapability[] = ['CREATE_DELETE_VOLUME', 'LIST_VOLUMES', 'GET_CAPACITY', 'SINGLE_NODE_MULTI_WRITER'];
@@ -188,21 +189,9 @@ export function controllerService(ctx: DriverContext) {
   }
 
   async function listVolumes(req: csi.ListVolumesRequest__Output): Promise<csi.ListVolumesResponse> {
-    if (req.max_entries < 0) throw invalidArgument('max_entries must not be negative');
     const all = catalog.list().filter((r) => r.state === 'ready' && !r.ephemeral);
-    let start = 0;
-    if (req.starting_token !== '') {
-      // The token is the index into the id-ordered list where the next page starts.
-      if (!/^\d+$/.test(req.starting_token) || Number(req.starting_token) > all.length) {
-        throw aborted(`starting_token "${printable(req.starting_token)}" is not valid (the volume list may have changed)`);
-      }
-      start = Number(req.starting_token);
-    }
-    const end = req.max_entries > 0 ? Math.min(all.length, start + req.max_entries) : all.length;
-    return {
-      entries: all.slice(start, end).map((r) => ({ volume: toCsiVolume(ctx, r) })),
-      next_token: end < all.length ? String(end) : '',
-    };
+    const { page, nextToken } = pageOf(all, req.max_entries, req.starting_token, 'volume');
+    return { entries: page.map((r) => ({ volume: toCsiVolume(ctx, r) })), next_token: nextToken };
   }
 
   async function getCapacity(req: csi.GetCapacityRequest__Output): Promise<csi.GetCapacityResponse> {

@@ -4,9 +4,10 @@ import type { SnapshotRecord } from '../pool/snapshot-record.js';
 import { nowWithNanos, SNAPSHOT_RECORD_VERSION } from '../pool/snapshot-record.js';
 import { freezePathFor } from './consistent-copy.js';
 import type { DriverContext } from './context.js';
-import { aborted, alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { describeHolder, holderOf, objectIdForName } from './object-ids.js';
 import { KUBERNETES_PREFIX } from './parameters.js';
+import { pageOf } from './paging.js';
 import { printable, requireName, requireVolumeId } from './validate.js';
 
 /** Whether any pool of this node can snapshot: the snapshot and clone capabilities are advertised only then. */
@@ -104,24 +105,13 @@ export function snapshotService(ctx: DriverContext) {
   }
 
   async function listSnapshots(req: csi.ListSnapshotsRequest__Output): Promise<csi.ListSnapshotsResponse> {
-    if (req.max_entries < 0) throw invalidArgument('max_entries must not be negative');
     const byId = req.snapshot_id === '' ? undefined : requireSnapshotId(req.snapshot_id, 'snapshot_id');
     const bySource = req.source_volume_id === '' ? undefined : requireVolumeId(req.source_volume_id, 'source_volume_id');
     // An unknown id in a filter is an empty list, not an error (the spec's ListSnapshots has no NOT_FOUND).
     const all = catalog.listSnapshots().filter((s) => s.state === 'ready' && (byId === undefined || s.id === byId)
       && (bySource === undefined || s.sourceVolumeId === bySource));
-    let start = 0;
-    if (req.starting_token !== '') {
-      if (!/^\d+$/.test(req.starting_token) || Number(req.starting_token) > all.length) {
-        throw aborted(`starting_token "${printable(req.starting_token)}" is not valid (the snapshot list may have changed)`);
-      }
-      start = Number(req.starting_token);
-    }
-    const end = req.max_entries > 0 ? Math.min(all.length, start + req.max_entries) : all.length;
-    return {
-      entries: all.slice(start, end).map((s) => ({ snapshot: toCsiSnapshot(s) })),
-      next_token: end < all.length ? String(end) : '',
-    };
+    const { page, nextToken } = pageOf(all, req.max_entries, req.starting_token, 'snapshot');
+    return { entries: page.map((s) => ({ snapshot: toCsiSnapshot(s) })), next_token: nextToken };
   }
 
   return { CreateSnapshot: createSnapshot, DeleteSnapshot: deleteSnapshot, ListSnapshots: listSnapshots };

@@ -17,6 +17,8 @@ export const METRIC_NAMES = {
   poolAllocated: 'lode_pool_allocated_bytes',
   poolAvailable: 'lode_pool_available_bytes',
   poolVolumes: 'lode_pool_volumes',
+  poolSnapshots: 'lode_pool_snapshots',
+  poolSnapshotBytes: 'lode_pool_snapshot_bytes',
   quarantinedVolumes: 'lode_quarantined_volumes',
   poolInfo: 'lode_pool_info',
   thinDataUsed: 'lode_thin_pool_data_used_ratio',
@@ -76,6 +78,8 @@ export class DriverMetrics implements RpcObserver {
     this.poolGauge(METRIC_NAMES.poolAllocated, 'Bytes promised to existing volumes.', (p) => p.allocatedBytes);
     this.poolGauge(METRIC_NAMES.poolAvailable, 'Bytes still available for new volumes or expansion.', (p) => p.availableBytes);
     this.poolGauge(METRIC_NAMES.poolVolumes, 'Volumes that exist in the pool.', (p) => p.volumes);
+    this.poolGauge(METRIC_NAMES.poolSnapshots, 'Snapshots the pool holds.', (p) => p.snapshots?.count ?? 0);
+    this.poolGauge(METRIC_NAMES.poolSnapshotBytes, 'Bytes charged for the pool\'s snapshots (part of the allocated bytes).', (p) => p.snapshots?.chargedBytes ?? 0);
     // Always present (0 when none), so an alert on > 0 needs no absent() companion.
     this.poolGauge(
       METRIC_NAMES.quarantinedVolumes,

@@ -12,6 +12,8 @@ export interface PoolStats {
   quarantinedVolumes: number;
   /** How volume data reaches the disk, e.g. "direct-io", "buffered", "buffered-fallback" (direct I/O asked, refused). */
   dataPath: string;
+  /** Snapshots the pool holds and the bytes charged for them (part of `allocatedBytes`); set by the volume core. */
+  snapshots?: { count: number; chargedBytes: number };
   /** A thin pool's fullness, in percent, for pools whose volumes are thin. */
   thinPool?: { dataPercent: number; metadataPercent: number };
 }

@@ -22,6 +22,8 @@ interface PoolEntry {
   allocatedBytes: number;
   volumes: number;
   snapshots: number;
+  /** The snapshots' share of `allocatedBytes`. */
+  snapshotBytes: number;
   quarantined: number;
 }
 
@@ -32,6 +34,32 @@ export interface ProvisionOptions {
   source?: VolumeSource;
   /** A clone of a mounted volume: its staging path, frozen around the copy. */
   freezePath?: string;
+}
+
+/**
+ * Records a ready volume or snapshot as "deleting", durably, before its storage is released,
+ * so a crash before its record is gone leaves a record that the next start (or a retried
+ * delete) finishes; storage is never without its record. A "creating" record already says
+ * the same to the next start, so it is not rewritten.
+ */
+async function markDeleting<T extends { id: string; pool: string; state: string }>(what: 'volume' | 'snapshot', record: T, store: RecordStore<T>, point: string): Promise<void> {
+  if (record.state === 'ready') {
+    record.state = 'deleting';
+    try {
+      await store.put(record);
+      failpoint(point);
+    } catch (err) {
+      record.state = 'ready';
+      const errno = (err as NodeJS.ErrnoException).code;
+      if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
+      // A full filesystem cannot take even the small rewritten record, and refusing would keep
+      // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
+      // crash before the record goes leaves a ready object whose storage is missing, which
+      // staging or a restore reports and a retried delete finishes.
+      log('warn', `no space to mark the ${what} deleting; deleting it under its ready record`, { id: record.id, pool: record.pool });
+    }
+  }
+  record.state = 'deleting';
 }
 
 /** Raised when a pool's backend cannot snapshot; the CSI handlers check first, so this is a fault. */
@@ -85,7 +113,7 @@ export class VolumeCatalog implements PoolStatsSource {
       await fs.mkdir(snapshotsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
       const snapshotsRead = await snapshotStore.loadAll();
-      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, quarantined: 0 };
+      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, snapshotBytes: 0, quarantined: 0 };
       catalog.entries.set(config.name, entry);
       const held = new Map<string, QuarantinedVolume>();
       for (const u of [...unusable, ...snapshotsRead.unusable]) {
@@ -153,6 +181,7 @@ export class VolumeCatalog implements PoolStatsSource {
     this.snapshotRecords.set(r.id, r);
     const e = this.entry(r.pool);
     e.allocatedBytes += r.chargedBytes;
+    e.snapshotBytes += r.chargedBytes;
     e.snapshots += 1;
     this.sortedSnapshotIds = undefined;
   }
@@ -162,6 +191,7 @@ export class VolumeCatalog implements PoolStatsSource {
     this.snapshotRecords.delete(r.id);
     const e = this.entry(r.pool);
     e.allocatedBytes -= r.chargedBytes;
+    e.snapshotBytes -= r.chargedBytes;
     e.snapshots -= 1;
     this.sortedSnapshotIds = undefined;
   }
@@ -252,7 +282,7 @@ export class VolumeCatalog implements PoolStatsSource {
 
   statsOf(pool: string): PoolStats {
     const e = this.entry(pool);
-    return e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined);
+    return { ...e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined), snapshots: { count: e.snapshots, chargedBytes: e.snapshotBytes } };
   }
 
   /**
@@ -278,7 +308,7 @@ export class VolumeCatalog implements PoolStatsSource {
       await e.store.put(record);
       failpoint('create:recorded');
       if (opts.source === undefined) await e.pool.allocate(record);
-      else await this.whileFrozen(opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
+      else await this.whileFrozen('clone', opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
       failpoint('create:allocated');
       if (opts.finish) await opts.finish(record, e.pool);
       failpoint('create:finished');
@@ -305,10 +335,10 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /** Runs a copy with the filesystem at `mountPoint` frozen, when there is one; it is thawed whatever happens. */
-  private async whileFrozen<T>(mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
+  private async whileFrozen<T>(what: 'snapshot' | 'clone', mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
     if (mountPoint === undefined) return copy();
     await freeze(mountPoint);
-    failpoint('copy:frozen');
+    failpoint(`${what}:frozen`);
     try {
       return await copy();
     } finally {
@@ -338,9 +368,10 @@ export class VolumeCatalog implements PoolStatsSource {
     try {
       await e.snapshotStore.put(snap);
       failpoint('snapshot:recorded');
-      const held = Math.min(reserve, await this.whileFrozen(freezePath, () => support.takeSnapshot(source, snap)));
+      const held = Math.min(reserve, await this.whileFrozen('snapshot', freezePath, () => support.takeSnapshot(source, snap)));
       failpoint('snapshot:taken');
       e.allocatedBytes += held - snap.chargedBytes;
+      e.snapshotBytes += held - snap.chargedBytes;
       snap.chargedBytes = held;
       snap.frozen = undefined;
       snap.state = 'ready';
@@ -364,19 +395,7 @@ export class VolumeCatalog implements PoolStatsSource {
   /** Releases the snapshot's storage, then forgets it; marked "deleting" durably first, as a volume is. Safe to call again after a crash. */
   async destroySnapshot(snap: SnapshotRecord): Promise<void> {
     const e = this.entry(snap.pool);
-    if (snap.state === 'ready') {
-      snap.state = 'deleting';
-      try {
-        await e.snapshotStore.put(snap);
-        failpoint('snapshot-delete:marked');
-      } catch (err) {
-        snap.state = 'ready';
-        const errno = (err as NodeJS.ErrnoException).code;
-        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
-        log('warn', 'no space to mark the snapshot deleting; deleting it under its ready record', { id: snap.id, pool: snap.pool });
-      }
-    }
-    snap.state = 'deleting';
+    await markDeleting('snapshot', snap, e.snapshotStore, 'snapshot-delete:marked');
     await snapshotSupport(e.pool).releaseSnapshot(snap);
     failpoint('snapshot-delete:released');
     await e.snapshotStore.remove(snap.id);
@@ -395,31 +414,10 @@ export class VolumeCatalog implements PoolStatsSource {
     await this.entry(record.pool).store.put(record, durable);
   }
 
-  /**
-   * Releases the volume's storage, then forgets it. A ready volume is first recorded, durably,
-   * as "deleting", so a crash before the record is gone leaves a record that the next start
-   * (or a retried delete) finishes; the image is never without its record. A "creating" record
-   * already says the same to the next start, so it is not rewritten. Safe to call again after a crash.
-   */
+  /** Releases the volume's storage, then forgets it, marked "deleting" first (markDeleting). Safe to call again after a crash. */
   async destroy(record: VolumeRecord): Promise<void> {
     const e = this.entry(record.pool);
-    if (record.state === 'ready') {
-      record.state = 'deleting';
-      try {
-        await e.store.put(record);
-        failpoint('delete:marked');
-      } catch (err) {
-        record.state = 'ready';
-        const errno = (err as NodeJS.ErrnoException).code;
-        if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
-        // A full filesystem cannot take even the small rewritten record, and refusing would keep
-        // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
-        // crash before the record goes leaves a ready volume whose image is missing, which
-        // staging reports and a retried delete finishes.
-        log('warn', 'no space to mark the volume deleting; deleting it under its ready record', { id: record.id, pool: record.pool });
-      }
-    }
-    record.state = 'deleting';
+    await markDeleting('volume', record, e.store, 'delete:marked');
     await e.pool.release(record);
     failpoint('delete:released');
     await e.store.remove(record.id);

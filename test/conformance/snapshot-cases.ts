@@ -150,8 +150,13 @@ export function registerSnapshotCases(fixture: BackendFixture, guarded: Guard, c
   }
 }
 
-/** The failpoints of taking, restoring from and deleting a snapshot; the restore passes the create's own. */
-export const SNAPSHOT_FAILPOINTS = ['snapshot:recorded', 'copy:frozen', 'snapshot:taken', 'create:allocated', 'snapshot-delete:marked', 'snapshot-delete:released'] as const;
+/**
+ * The failpoints of taking, restoring from and deleting a snapshot, and of cloning a mounted
+ * volume; a restore passes the create's own (the first create after arming is the restore).
+ */
+export const SNAPSHOT_FAILPOINTS = [
+  'snapshot:recorded', 'snapshot:frozen', 'snapshot:taken', 'create:allocated', 'clone:frozen', 'snapshot-delete:marked', 'snapshot-delete:released',
+] as const;
 
 async function crashAt(t: TestContext, fixture: BackendFixture, point: string): Promise<void> {
   const c = await startDriver(t, fixture);
@@ -188,6 +193,13 @@ async function crashAt(t: TestContext, fixture: BackendFixture, point: string): 
   const r = await stageAndPublish(c.h, restored.volume_id, 'restore', cap);
   assert.equal(await fileHash(path.join(r.target, DATA)), data, 'the restore holds the snapshot\'s data');
   await teardown(c.h, restored.volume_id, 'restore');
+  const now = await fill(p.target, 1 << 20);
+  const clone = (await converge(() => c.h.client.createVolume(fromSource('conf-crash-clone', size, cap, { volume: { volume_id: src.volume_id } })))).volume;
+  assert.ok(clone);
+  await fill(p.target, 1 << 20); // would hang if the crash left the source frozen
+  const k = await stageAndPublish(c.h, clone.volume_id, 'clone', cap);
+  assert.equal(await fileHash(path.join(k.target, DATA)), now, 'the clone holds the source\'s data');
+  await teardown(c.h, clone.volume_id, 'clone');
   await converge(() => c.h.client.deleteSnapshot({ snapshot_id: snap.snapshot_id }));
   assert.deepEqual(await snapshotIds(c), []);
   await teardown(c.h, src.volume_id, 'src');

@@ -1,6 +1,7 @@
 // CreateVolume and DeleteVolume: sizes, topology, idempotency by name, every error code, and nothing left on disk.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type * as csi from '../../src/csi/types.js';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
@@ -154,10 +155,15 @@ test('CreateVolume: every malformed request is INVALID_ARGUMENT and leaves the d
   const twoFs = volumeRequest('cd-bad', 16 * MiB);
   twoFs.volume_capabilities = [fsCap('ext4'), fsCap('xfs')];
   await expectCode(h.client.createVolume(twoFs), status.INVALID_ARGUMENT, 'two filesystems');
-  for (const source of [{ snapshot: { snapshot_id: 'snap-1' } }, { volume: { volume_id: 'lv-0123' } }]) {
+  // Sources: a malformed id is the caller's mistake; a well-formed one this node lacks does not exist here.
+  const sources: Array<[csi.VolumeContentSource, status]> = [
+    [{ snapshot: { snapshot_id: '../snap' } }, status.INVALID_ARGUMENT], [{ volume: { volume_id: '' } }, status.INVALID_ARGUMENT], [{}, status.INVALID_ARGUMENT],
+    [{ snapshot: { snapshot_id: 'snap-1' } }, status.NOT_FOUND], [{ volume: { volume_id: 'lv-0123' } }, status.NOT_FOUND],
+  ];
+  for (const [source, code] of sources) {
     const req = volumeRequest('cd-bad', 16 * MiB);
     req.volume_content_source = source;
-    await expectCode(h.client.createVolume(req), status.INVALID_ARGUMENT, `content source ${Object.keys(source)[0]}`);
+    await expectCode(h.client.createVolume(req), code, `content source ${JSON.stringify(source)}`);
   }
   assert.deepEqual(await diskState(h), state);
 });

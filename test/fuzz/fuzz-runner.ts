@@ -250,8 +250,13 @@ export class HostileRun {
     });
     const ids = new Set([...this.lifecycles.abandon(), ...this.hostileIds.splice(0), ...recent.map((p) => p.volumeId)]);
     const deletes = [...ids].filter((id) => !keepIds.has(id)).map((id) => mk('DeleteVolume', { volume_id: id }, (c, o) => c.deleteVolume({ volume_id: id }, o)));
+    // Snapshots the hostile calls made: whatever is listed goes, so the pool drains to empty.
+    const snapshots = mk('DeleteSnapshot', { all: true }, async (c, o) => {
+      for (const e of (await c.listSnapshots({}, o)).entries) await c.deleteSnapshot({ snapshot_id: e.snapshot?.snapshot_id ?? '' }, o);
+      return {};
+    });
     // Twice: an order that blocks one teardown (a mount below another) is undone in the second pass.
-    this.pending.push(...undo, ...undo, ...deletes);
+    this.pending.push(...undo, ...undo, snapshots, ...deletes);
   }
 
   private choose(): { call: FuzzCall; life?: LifecycleCall } | { rawMethod: string; payload: Buffer } {

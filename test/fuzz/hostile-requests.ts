@@ -38,7 +38,7 @@ export const GENERATORS: ReadonlyArray<readonly [string, Make]> = [
       parameters: v.map(b === 'parameters'),
       secrets: rng.chance(0.2) || b === 'secrets' ? v.map(b === 'secrets') : {},
       mutable_parameters: rng.chance(0.1) || b === 'mutable_parameters' ? v.map(b === 'mutable_parameters') : {},
-      ...(rng.chance(0.1) ? { volume_content_source: rng.chance(0.5) ? { snapshot: { snapshot_id: v.str() } } : { volume: { volume_id: v.id() } } } : {}),
+      ...(rng.chance(0.1) ? { volume_content_source: rng.chance(0.5) ? { snapshot: { snapshot_id: v.snapshotId() } } : { volume: { volume_id: v.id() } } } : {}),
       ...(rng.chance(0.2) ? { accessibility_requirements: { requisite: [v.topology()], preferred: rng.chance(0.5) ? [v.topology()] : [] } } : {}),
     };
     return { rpc: 'CreateVolume', request: req, big, send: (c, o) => c.createVolume(req, o) };
@@ -76,6 +76,30 @@ export const GENERATORS: ReadonlyArray<readonly [string, Make]> = [
       ...(cap ? { volume_capability: cap } : {}),
     };
     return { rpc: 'ControllerExpandVolume', request: req, big, send: (c, o) => c.controllerExpandVolume(req, o) };
+  }],
+  ['CreateSnapshot', (v, rng, big) => {
+    const b = bigField(rng, big, ['name', 'source_volume_id', 'parameters', 'secrets']);
+    const req = {
+      // A few names, so repeats meet existing snapshots (idempotency and ALREADY_EXISTS).
+      name: b === 'name' ? v.str(true) : rng.chance(0.7) ? `fz-snap-${rng.int(4)}` : v.str(),
+      source_volume_id: v.id(b === 'source_volume_id'),
+      parameters: rng.chance(0.3) || b === 'parameters' ? v.map(b === 'parameters') : {},
+      secrets: b === 'secrets' ? v.map(true) : {},
+    };
+    return { rpc: 'CreateSnapshot', request: req, big, send: (c, o) => c.createSnapshot(req, o) };
+  }],
+  ['DeleteSnapshot', (v, rng, big) => {
+    const req = { snapshot_id: v.snapshotId(big), secrets: rng.chance(0.2) ? v.map() : {} };
+    return { rpc: 'DeleteSnapshot', request: req, big, send: (c, o) => c.deleteSnapshot(req, o) };
+  }],
+  ['ListSnapshots', (v, rng, big) => {
+    const b = bigField(rng, big, ['starting_token', 'snapshot_id', 'source_volume_id']);
+    const req = {
+      max_entries: rng.pick([0, 1, 2, -1, -2147483648, 2147483647]), starting_token: v.token(b === 'starting_token'),
+      snapshot_id: rng.chance(0.3) || b === 'snapshot_id' ? v.snapshotId(b === 'snapshot_id') : '',
+      source_volume_id: rng.chance(0.3) || b === 'source_volume_id' ? v.id(b === 'source_volume_id') : '',
+    };
+    return { rpc: 'ListSnapshots', request: req, big, send: (c, o) => c.listSnapshots(req, o) };
   }],
   ['NodeStageVolume', (v, rng, big) => {
     const b = bigField(rng, big, ['volume_id', 'staging_target_path', 'publish_context', 'volume_context', 'secrets', 'volume_capability']);

@@ -101,6 +101,16 @@ export class Hostile {
     ])();
   }
 
+  /** A snapshot id: a plausible one (of this node or another), one made from a volume id, or a hostile string. */
+  snapshotId(big = false): string {
+    if (big) return this.str(true);
+    return this.rng.weighted<() => string>([
+      [2, () => `sn-${(this.serial++).toString(16).padStart(32, '0')}.${this.rng.pick(['node-a', 'node-far', 'h0123456789abcdef'])}`],
+      [2, () => this.id().replace(/^lv-/, 'sn-')],
+      [3, () => this.str()],
+    ])();
+  }
+
   /** A staging or target path. */
   path(big = false): string {
     const w = this.world;

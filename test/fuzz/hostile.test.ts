@@ -140,6 +140,7 @@ test('everything the run placed comes off through CSI: no mount, loop device, im
         ? c.nodeUnpublishVolume({ volume_id: p.volumeId, target_path: p.path })
         : c.nodeUnstageVolume({ volume_id: p.volumeId, staging_target_path: p.path }));
     }
+    for (const e of (await c.listSnapshots({})).entries) await attempt(`delete snapshot ${e.snapshot?.snapshot_id}`, c.deleteSnapshot({ snapshot_id: e.snapshot?.snapshot_id ?? '' }));
     const list = await c.listVolumes({});
     for (const e of list.entries) await attempt(`delete ${e.volume?.volume_id}`, c.deleteVolume({ volume_id: e.volume?.volume_id ?? '' }));
   }

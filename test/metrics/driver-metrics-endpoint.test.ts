@@ -85,11 +85,23 @@ test('a volume lifecycle shows up in the scraped metrics, and pool figures match
   const stageTime = sampleValue(s, `${METRIC_NAMES.rpcDuration}_sum`, { method: 'NodeStageVolume', code: 'OK' });
   assert.ok(stageTime > 0 && stageTime < 60, `NodeStageVolume took ${stageTime}s`);
 
+  // A snapshot: counted, and its charge is part of the allocated bytes.
+  await fs.writeFile(path.join(target, 'data'), Buffer.alloc(4 * MiB, 7));
+  const snap = await h.client.createSnapshot({ name: 'snap-metrics', source_volume_id: id, parameters: {} });
+  s = await scrape(port);
+  assert.equal(sampleValue(s, METRIC_NAMES.poolSnapshots, fast), 1);
+  const charged = sampleValue(s, METRIC_NAMES.poolSnapshotBytes, fast);
+  assert.ok(charged > 0 && charged <= size, `a snapshot of a ${size}-byte volume is charged ${charged}`);
+  assert.equal(sampleValue(s, METRIC_NAMES.poolAllocated, fast), size + charged, 'allocated counts the snapshot\'s charge');
+  await h.client.deleteSnapshot({ snapshot_id: snap.snapshot?.snapshot_id ?? '' });
+
   await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
   await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
   await h.client.deleteVolume({ volume_id: id });
 
   s = await scrape(port);
+  assert.equal(sampleValue(s, METRIC_NAMES.poolSnapshots, fast), 0);
+  assert.equal(sampleValue(s, METRIC_NAMES.poolSnapshotBytes, fast), 0);
   assert.equal(sampleValue(s, METRIC_NAMES.poolAllocated, fast), 0);
   assert.equal(sampleValue(s, METRIC_NAMES.poolAvailable, fast), POOL_BYTES);
   assert.equal(sampleValue(s, METRIC_NAMES.poolVolumes, fast), 0);

@@ -30,12 +30,13 @@ export function exclusiveBytes(record: VolumeRecord): number {
 }
 
 /**
- * Capacity, honestly: a snapshot is charged the blocks its copy holds (a sparse copy: the data
- * written so far; a reflink of a preallocated image: all of it, since every block its source
- * rewrites from now on needs a new one). Reflinked blocks are shared, so they are not counted
- * as missing from the free space; the pool's capacity stays what the disk holds and the
- * charge is a reservation against it. That is conservative: blocks a source rewrites are
- * counted again as the disk fills, until the snapshot goes.
+ * Capacity, honestly: a snapshot is charged the blocks its file holds right after the copy.
+ * For a sparse copy that is the data the image held; for a reflink it is the same: the
+ * written blocks, now shared (preallocated blocks never written stay the source's alone, on
+ * XFS and btrfs alike, and holes in the clone). Every shared block is one the source (or a
+ * restore) needs anew when it rewrites it, so the charge is what the snapshot can come to
+ * take; reflinked blocks are not counted as missing from the free space, so the charge is a
+ * reservation against what the disk holds.
  */
 export class LoopSnapshots implements SnapshotSupport {
   readonly independentSnapshots = true;
@@ -125,12 +126,12 @@ export class LoopSnapshots implements SnapshotSupport {
   fill(target: VolumeRecord, source: VolumeSource): Promise<void> {
     return this.images.spaceChanges.run(async () => {
       const from = 'snapshot' in source ? this.snapshotPath(source.snapshot) : this.images.imagePath(source.volume);
-      const sourceBytes = 'snapshot' in source ? source.snapshot.sizeBytes : source.volume.capacityBytes;
       const image = this.images.imagePath(target);
       const method = this.copyMethod;
-      // Reflinked blocks stay shared with the source: recorded, so a restart counts them as the copy did.
-      target.backing = { ...target.backing, filledBy: method, ...(method === 'reflink' ? { sharedBytes: sourceBytes } : {}) };
       await copyFile(from, image, method);
+      // What the reflink shares with its source (its blocks before preallocation): recorded, so a restart counts them as now.
+      const shared = method === 'reflink' ? await allocatedBytes(image) : 0;
+      target.backing = { ...target.backing, filledBy: method, ...(shared > 0 ? { sharedBytes: shared } : {}) };
       this.images.noteImage(image);
       await this.images.preallocate(image, target.capacityBytes);
       this.images.imageBytes.set(image, exclusiveBytes(target));
