@@ -4,7 +4,7 @@ import type { BenchContext } from '../runtime/context.js';
 import type { NodeDriver } from '../nodes/node-driver.js';
 import type { VolumeSnapshotContent } from '../api/snapshot-types.js';
 import { ANN_SNAPSHOT_BEING_CREATED, ANN_SNAPSHOT_BEING_DELETED, FINALIZER_CONTENT_BOUND, LABEL_SNAPSHOT_MANAGED_BY } from '../api/annotations.js';
-import { rpcErrorText } from '../nodes/csi-errors.js';
+import { CODE, rpcErrorText } from '../nodes/csi-errors.js';
 import { grpcCode } from '../../csi/client.js';
 import { retryDelayMs } from './provisioning-helpers.js';
 import { SNAPSHOT_RESYNC_MS } from './snapshot-controller.js';
@@ -25,7 +25,7 @@ const RESYNC = 'resync:';
 /** isCSIFinalError: after these codes the CreateSnapshot may still be running, so the being-created mark stays. */
 function isFinal(err: unknown): boolean {
   const c = grpcCode(err);
-  return !(c === undefined || c === 1 || c === 4 || c === 14 || c === 8 || c === 10);
+  return !(c === undefined || c === CODE.CANCELED || c === CODE.DEADLINE_EXCEEDED || c === CODE.UNAVAILABLE || c === CODE.RESOURCE_EXHAUSTED || c === CODE.ABORTED);
 }
 
 export class CsiSnapshotter extends Controller {
