@@ -31,6 +31,34 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: lots}}}
     assert.throws(() => parseManifests('apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n', 'p.yaml'), /apiVersion: Pod is served as v1/);
   });
 
+  it('reads the snapshot kinds with the CRD\'s rules, and checks data sources and data annotations', () => {
+    const u = new UnmodelledFields();
+    const objs = parseManifests(`apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotClass
+metadata: {name: c}
+driver: lode.csi.dev
+deletionPolicy: Delete
+---
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata: {name: s}
+spec: {source: {persistentVolumeClaimName: data}, volumeSnapshotClassName: c}
+---
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotContent
+metadata: {name: sc}
+spec: {driver: lode.csi.dev, deletionPolicy: Retain, sourceVolumeMode: Filesystem, source: {snapshotHandle: sn-1.node-1}, volumeSnapshotRef: {name: s2, namespace: default}}
+`, 's.yaml', u);
+    assert.deepEqual(objs.map((o) => o.kind), ['VolumeSnapshotClass', 'VolumeSnapshot', 'VolumeSnapshotContent']);
+    assert.deepEqual(u.list(), ['VolumeSnapshotContent.spec.sourceVolumeMode (first in s.yaml: VolumeSnapshotContent/sc)']);
+    assert.throws(() => parseManifests('apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshot\nmetadata: {name: s}\nspec: {source: {persistentVolumeClaimName: a, volumeSnapshotContentName: b}}\n', 's.yaml'),
+      /s\.yaml: VolumeSnapshot "s": spec\.source: exactly one of persistentVolumeClaimName and volumeSnapshotContentName is required/);
+    assert.throws(() => parseManifests('apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata: {name: c}\ndriver: d\n', 'c.yaml'), /deletionPolicy: must be Delete or Retain, not undefined/);
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: r}\nspec: {accessModes: [ReadWriteOnce], dataSource: {kind: VolumeSnapshot}}\n', 'r.yaml'), /r\.yaml: PersistentVolumeClaim "r": spec\.dataSource: kind and name are required/);
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {bench.lode.csi.dev/expect-data: "v=web-0"}}\nspec: {containers: [{name: c}]}\n', 'p.yaml'),
+      /p\.yaml: Pod "p": metadata\.annotations: bench\.lode\.csi\.dev\/expect-data: "v=web-0" is not VOLUME=\[NAMESPACE\/\]POD\/VOLUME\[:SIZE\]/);
+  });
+
   it('reports fields it does not model, once per kind and path', () => {
     const u = new UnmodelledFields();
     const pod = (n: string): string => `apiVersion: v1

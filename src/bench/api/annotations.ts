@@ -26,3 +26,19 @@ export const REASON_NODE_CONFLICT = 'node(s) had volume node affinity conflict';
 export const REASON_NOT_ENOUGH_SPACE = 'node(s) did not have enough free storage';
 export const REASON_PV_NOT_EXIST = 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)';
 export const REASON_UNBOUND_IMMEDIATE = 'pod has unbound immediate PersistentVolumeClaims';
+
+/** external-snapshotter (pkg/utils/util.go) and external-provisioner (pkg/controller/controller.go) names. */
+export const FINALIZER_CONTENT_BOUND = 'snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection';
+export const FINALIZER_SNAPSHOT_BOUND = 'snapshot.storage.kubernetes.io/volumesnapshot-bound-protection';
+export const FINALIZER_SNAPSHOT_AS_SOURCE = 'snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection';
+export const FINALIZER_PVC_AS_SNAPSHOT_SOURCE = 'snapshot.storage.kubernetes.io/pvc-as-source-protection';
+export const FINALIZER_PROVISIONER_SNAPSHOT_SOURCE = 'provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection';
+export const FINALIZER_CLONE_PROTECTION = 'provisioner.storage.kubernetes.io/cloning-protection';
+export const ANN_SNAPSHOT_BEING_DELETED = 'snapshot.storage.kubernetes.io/volumesnapshot-being-deleted';
+export const ANN_SNAPSHOT_BEING_CREATED = 'snapshot.storage.kubernetes.io/volumesnapshot-being-created';
+export const ANN_DEFAULT_SNAPSHOT_CLASS = 'snapshot.storage.kubernetes.io/is-default-class';
+export const LABEL_SNAPSHOT_MANAGED_BY = 'snapshot.storage.kubernetes.io/managed-by';
+
+/** The bench's own: pod annotations that make its kubelet write, or expect, a volume's data (see docs/bench.md). */
+export const ANN_BENCH_WRITE_DATA = 'bench.lode.csi.dev/write-data';
+export const ANN_BENCH_EXPECT_DATA = 'bench.lode.csi.dev/expect-data';

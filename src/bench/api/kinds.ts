@@ -3,6 +3,7 @@ import type {
   V1CSIDriver, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
   V1StatefulSet, V1StorageClass,
 } from '@kubernetes/client-node';
+import { SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotClass, type VolumeSnapshotContent } from './snapshot-types.js';
 
 export interface KindMap {
   Node: V1Node;
@@ -13,6 +14,9 @@ export interface KindMap {
   Pod: V1Pod;
   StatefulSet: V1StatefulSet;
   CSIStorageCapacity: V1CSIStorageCapacity;
+  VolumeSnapshotClass: VolumeSnapshotClass;
+  VolumeSnapshot: VolumeSnapshot;
+  VolumeSnapshotContent: VolumeSnapshotContent;
 }
 
 export type Kind = keyof KindMap;
@@ -28,6 +32,9 @@ export const API_VERSIONS: Record<Kind, string> = {
   Pod: 'v1',
   StatefulSet: 'apps/v1',
   CSIStorageCapacity: 'storage.k8s.io/v1',
+  VolumeSnapshotClass: SNAPSHOT_API_VERSION,
+  VolumeSnapshot: SNAPSHOT_API_VERSION,
+  VolumeSnapshotContent: SNAPSHOT_API_VERSION,
 };
 
 export const NAMESPACED: Record<Kind, boolean> = {
@@ -39,6 +46,9 @@ export const NAMESPACED: Record<Kind, boolean> = {
   Pod: true,
   StatefulSet: true,
   CSIStorageCapacity: true,
+  VolumeSnapshotClass: false,
+  VolumeSnapshot: true,
+  VolumeSnapshotContent: false,
 };
 
 export const KINDS = Object.keys(API_VERSIONS) as Kind[];

@@ -20,11 +20,13 @@ import { CapacityPublisher, CAPACITY_POLL_MS } from '../controllers/capacity-pub
 import { Kubelet } from '../controllers/kubelet.js';
 import { CentralProvisioner } from '../controllers/central-provisioner.js';
 import { CentralRouter } from '../controllers/central-router.js';
+import { SnapshotController } from '../controllers/snapshot-controller.js';
+import { CsiSnapshotter } from '../controllers/csi-snapshotter.js';
 import { CALL_TIMEOUT_MS } from '../controllers/provisioning-helpers.js';
 import { NodeDriver } from '../nodes/node-driver.js';
 import { sweep } from '../nodes/sweep.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
-import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
+import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
 import { parsePoolsAnnotation } from '../manifests/node-pools.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
 import { KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
@@ -53,6 +55,8 @@ export interface SimNode {
   /** Node mode only. */
   provisioner?: ExternalProvisioner;
   capacity?: CapacityPublisher;
+  /** csi-snapshotter --node-deployment, when the driver advertises CREATE_DELETE_SNAPSHOT. */
+  snapshotter?: CsiSnapshotter;
   kubelet: Kubelet;
 }
 
@@ -96,6 +100,7 @@ export class Cluster {
     this.runtime.register(new ProtectionController(this.ctx));
     this.runtime.register(new GarbageCollector(this.ctx));
     this.runtime.register(new StatefulSetController(this.ctx));
+    this.runtime.register(new SnapshotController(this.ctx));
     this.mode = opts.provisioning ?? 'distributed';
     this.router = new CentralRouter(this.metrics);
     if (this.mode === 'central') {
@@ -164,11 +169,13 @@ export class Cluster {
     if (this.mode === 'central') {
       const info = await driver.client.nodeGetInfo({});
       const topology = { ...(info.accessible_topology?.segments ?? {}) };
-      this.nodes.set(name, { name, driver, topology, kubelet });
+      const snapshotter = await this.snapshotterFor(driver);
+      this.nodes.set(name, { name, driver, topology, kubelet, ...(snapshotter ? { snapshotter } : {}) });
       this.router.add({ node: name, segment: topology, driver });
       // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
       node.metadata!.labels = { ...node.metadata!.labels, ...topology };
       this.store.create('Node', node);
+      if (snapshotter) this.runtime.register(snapshotter);
       this.runtime.register(kubelet);
       this.centralCapacity?.refresh();
       return;
@@ -182,13 +189,25 @@ export class Cluster {
       pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS,
     });
     capacityRef.p = capacity;
-    this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet });
+    const snapshotter = await this.snapshotterFor(driver);
+    this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet, ...(snapshotter ? { snapshotter } : {}) });
     node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
     this.store.create('Node', node);
     this.runtime.register(provisioner);
     this.runtime.register(capacity);
+    if (snapshotter) this.runtime.register(snapshotter);
     this.runtime.register(kubelet);
     capacity.start();
+  }
+
+  /**
+   * The node's csi-snapshotter, as the DaemonSet runs it: it exits at start when the driver
+   * does not advertise CREATE_DELETE_SNAPSHOT, so such a node gets none.
+   */
+  private async snapshotterFor(driver: NodeDriver): Promise<CsiSnapshotter | undefined> {
+    const caps = await driver.client.controllerGetCapabilities({});
+    if (!(caps.capabilities ?? []).some((c) => c.rpc?.type === 'CREATE_DELETE_SNAPSHOT')) return undefined;
+    return new CsiSnapshotter(this.ctx, driver);
   }
 
   /**
@@ -263,6 +282,7 @@ export class Cluster {
     for (const n of this.nodes.values()) {
       if (n.provisioner) this.runtime.unregister(n.provisioner);
       if (n.capacity) this.runtime.unregister(n.capacity);
+      if (n.snapshotter) this.runtime.unregister(n.snapshotter);
       this.runtime.unregister(n.kubelet);
       if (!n.driver.running) {
         try {
@@ -273,6 +293,8 @@ export class Cluster {
         }
       }
       problems.push(...await n.kubelet.unmountAll());
+      // Snapshots first: a volume's snapshots live beside it, and some backends keep a source while it has any.
+      problems.push(...await this.deleteSnapshotsOn(n));
       const handles = new Set<string>();
       for (const pv of pvs) {
         const handle = pv.spec?.csi?.volumeHandle;
@@ -307,6 +329,36 @@ export class Cluster {
         rmSync(this.opts.workDir, { recursive: true, force: true });
       } catch (err) {
         problems.push(`rm ${this.opts.workDir}: ${(err as Error).message}`);
+      }
+    }
+    return problems;
+  }
+
+  /** DeleteSnapshot of every snapshot the node's contents name and every one its driver lists. */
+  private async deleteSnapshotsOn(n: SimNode): Promise<string[]> {
+    const problems: string[] = [];
+    const ids = new Set<string>();
+    for (const c of this.store.list('VolumeSnapshotContent')) {
+      if (c.spec?.driver !== this.driverName) continue;
+      const id = c.status?.snapshotHandle ?? c.spec?.source?.snapshotHandle;
+      if (id !== undefined && c.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] === n.name) ids.add(id);
+    }
+    if (n.snapshotter !== undefined) {
+      let token = '';
+      try {
+        do {
+          const r = await n.driver.client.listSnapshots({ starting_token: token, max_entries: 100 });
+          for (const e of r.entries ?? []) if (e.snapshot?.snapshot_id) ids.add(e.snapshot.snapshot_id);
+          token = r.next_token ?? '';
+        } while (token !== '');
+      } catch { /* ListSnapshots is optional in CSI */ }
+    }
+    for (const id of ids) {
+      try {
+        await n.driver.client.deleteSnapshot({ snapshot_id: id }, { timeoutMs: 60_000 });
+        this.log(`deleted snapshot ${id} on ${n.name}`);
+      } catch (err) {
+        problems.push(`${n.name}: DeleteSnapshot ${id}: ${rpcErrorText(err)}`);
       }
     }
     return problems;

@@ -11,6 +11,8 @@ import {
   type ProvisionerHost,
 } from './provisioning-helpers.js';
 import type { CentralRouter } from './central-router.js';
+import { claimDataSource } from '../api/data-source.js';
+import { contentSourceFor, protectSource, releaseSnapshot } from './content-source.js';
 
 
 /**
@@ -67,10 +69,23 @@ export class CentralProvisioner extends Controller {
   private async provision(key: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, selected: string): Promise<void> {
     const request = requestedBytes(pvc) ?? 0;
     this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
+    // The data source as in node mode; the stand-in passes the request on from node to node, so it reaches the source's.
+    const caps = claimDataSource(pvc) === undefined ? { snapshot: false, clone: false } : await this.router.capabilities(CALL_TIMEOUT_MS);
+    const content = contentSourceFor(this.ctx, pvc, sc, caps);
+    if (content.type === 'populator') {
+      this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', 'Assuming an external populator will provision the volume');
+      return;
+    }
+    if (content.type === 'error') {
+      provisioningFailed(this.host, key, pvc, sc, new Error(content.message), () => false);
+      return;
+    }
+    if (content.type === 'source') protectSource(this.ctx, content.dataSource);
     const reqs = this.requirements(pvc, selected);
     const req: CreateVolumeRequest = {
       name: pvNameFor(pvc), capacity_range: { required_bytes: String(request) }, parameters: createParameters(sc),
       volume_capabilities: capabilitiesFor(pvc, sc), accessibility_requirements: reqs,
+      ...(content.type === 'source' ? { volume_content_source: content.source } : {}),
     };
     let volume: Volume__Output;
     try {
@@ -81,6 +96,7 @@ export class CentralProvisioner extends Controller {
       return;
     }
     provisioningSucceeded(this.host, key, pvc, sc, volume, request);
+    if (content.type === 'source' && content.dataSource.kind === 'VolumeSnapshot') releaseSnapshot(this.ctx, content.dataSource.namespace, content.dataSource.name);
   }
 
   private async syncVolume(name: string): Promise<void> {

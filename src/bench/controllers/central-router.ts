@@ -58,6 +58,19 @@ export class CentralRouter {
     await e.driver.client.deleteVolume({ volume_id: pv.spec?.csi?.volumeHandle ?? '' }, { timeoutMs });
   }
 
+  /** What a central controller service would advertise: the capabilities every node driver reports. */
+  async capabilities(timeoutMs: number): Promise<{ snapshot: boolean; clone: boolean }> {
+    let snapshot = this.entries.length > 0;
+    let clone = this.entries.length > 0;
+    for (const e of this.entries) {
+      const r = await e.driver.client.controllerGetCapabilities({}, { timeoutMs });
+      const rpcs = new Set((r.capabilities ?? []).map((c) => c.rpc?.type));
+      snapshot &&= rpcs.has('CREATE_DELETE_SNAPSHOT');
+      clone &&= rpcs.has('CLONE_VOLUME');
+    }
+    return { snapshot, clone };
+  }
+
   async getCapacity(entry: SegmentEntry, req: GetCapacityRequest, timeoutMs: number): Promise<GetCapacityResponse__Output> {
     this.metrics.countDriverCall('GetCapacity');
     return entry.driver.client.getCapacity(req, { timeoutMs });

@@ -8,14 +8,17 @@ import { ANN_SELECTED_NODE } from '../api/annotations.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import {
-  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor,
+  CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor, retryDelayMs,
   type ProvisionerHost,
 } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
+import { contentSourceFor, protectSource, releaseCloneSource, releaseSnapshot, sweepSnapshotFinalizers, type DriverCapabilities } from './content-source.js';
 
 /** --node-deployment-base-delay / --node-deployment-max-delay for Immediate claims. */
 const OWNER_BASE_DELAY_MS = 20_000;
 const OWNER_MAX_DELAY_MS = 60_000;
+/** --snapshot-orphan-sweep-interval default. */
+const SNAPSHOT_SWEEP_MS = 5 * 60_000;
 
 export interface ProvisionerOptions {
   /** Called after a Provision or Delete that may change this node's free space (capacity refresh). */
@@ -26,6 +29,7 @@ export class ExternalProvisioner extends Controller {
   private readonly host: ProvisionerHost;
   private segments: Record<string, string> = {};
   private accessibility = false;
+  private capabilities: DriverCapabilities = { snapshot: false, clone: false };
   private readonly ownerAttempts = new Map<string, number>();
   private readonly random;
 
@@ -38,6 +42,8 @@ export class ExternalProvisioner extends Controller {
     this.random = ctx.random.fork(`provisioner/${driver.nodeName}`);
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       const key = objectKey(e.object);
+      // The cloning-protection controller looks at claims being deleted.
+      if (e.type !== 'DELETED' && e.object.metadata?.deletionTimestamp) this.enqueue(`clone:${key}`);
       if (e.type === 'DELETED') {
         this.host.failures.delete(key);
         this.cancelDelayed(`own:${key}`);
@@ -62,7 +68,13 @@ export class ExternalProvisioner extends Controller {
     this.segments = { ...(info.accessible_topology?.segments ?? {}) };
     const caps = await this.driver.client.getPluginCapabilities({});
     this.accessibility = (caps.capabilities ?? []).some((c) => c.service?.type === 'VOLUME_ACCESSIBILITY_CONSTRAINTS');
+    const ctrl = await this.driver.client.controllerGetCapabilities({});
+    const rpcs = new Set((ctrl.capabilities ?? []).map((c) => c.rpc?.type));
+    this.capabilities = { snapshot: rpcs.has('CREATE_DELETE_SNAPSHOT'), clone: rpcs.has('CLONE_VOLUME') };
+    // The snapshot finalizer sweep runs only when the driver can snapshot (NewSnapshotFinalizerController).
+    if (this.capabilities.snapshot) this.enqueueAfter('sweep:', SNAPSHOT_SWEEP_MS);
   }
+
 
   get topology(): Record<string, string> {
     return this.segments;
@@ -73,7 +85,19 @@ export class ExternalProvisioner extends Controller {
     const key = item.slice(colon + 1);
     if (item.startsWith('pvc:')) await this.syncClaim(key);
     else if (item.startsWith('own:')) await this.becomeOwner(key);
-    else await this.syncVolume(key);
+    else if (item.startsWith('sweep:')) {
+      sweepSnapshotFinalizers(this.ctx);
+      this.enqueueAfter('sweep:', SNAPSHOT_SWEEP_MS);
+    } else if (item.startsWith('clone:')) {
+      const { namespace, name } = splitKey(key);
+      // Still cloned by a Pending claim: retried with the work queue's backoff.
+      const n = (this.host.failures.get(item) ?? 0) + 1;
+      if (releaseCloneSource(this.ctx, namespace ?? 'default', name)) this.host.failures.delete(item);
+      else {
+        this.host.failures.set(item, n);
+        this.enqueueAfter(item, retryDelayMs(n));
+      }
+    } else await this.syncVolume(key);
   }
 
   private async syncClaim(key: string): Promise<void> {
@@ -129,11 +153,24 @@ export class ExternalProvisioner extends Controller {
     const pvName = pvNameFor(pvc);
     const request = requestedBytes(pvc) ?? 0;
     this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${key}"`);
+    const content = contentSourceFor(this.ctx, pvc, sc, this.capabilities);
+    if (content.type === 'populator') {
+      // Not a kind the provisioner restores from: an external populator's job (IgnoredError upstream, no retry).
+      this.ctx.events.record(this.host.source, pvc, 'Normal', 'Provisioning', 'Assuming an external populator will provision the volume');
+      return;
+    }
+    if (content.type === 'error') {
+      // Not a gRPC error: retried with backoff, the selected node kept (ProvisioningNoChange / Finished).
+      this.provisionFailed(key, pvc, sc, new Error(content.message));
+      return;
+    }
+    if (content.type === 'source') protectSource(this.ctx, content.dataSource);
     const req: CreateVolumeRequest = {
       name: pvName,
       capacity_range: { required_bytes: String(request) },
       parameters: createParameters(sc),
       volume_capabilities: capabilitiesFor(pvc, sc),
+      ...(content.type === 'source' ? { volume_content_source: content.source } : {}),
     };
     if (this.accessibility) {
       // In node mode the only topology known is the local node's: requisite = preferred = it.
@@ -154,7 +191,14 @@ export class ExternalProvisioner extends Controller {
       this.provisionFailed(key, pvc, sc, new Error(`created volume capacity ${volume.capacity_bytes} less than requested capacity ${request}`));
       return;
     }
+    if (content.type === 'source' && (volume.content_source === null || volume.content_source === undefined)) {
+      // A driver that ignored the source made an empty volume: it is deleted and the claim retried.
+      await this.driver.client.deleteVolume({ volume_id: volume.volume_id }, { timeoutMs: CALL_TIMEOUT_MS }).catch(() => undefined);
+      this.provisionFailed(key, pvc, sc, new Error('volume content source missing'));
+      return;
+    }
     provisioningSucceeded(this.host, key, pvc, sc, volume, request);
+    if (content.type === 'source' && content.dataSource.kind === 'VolumeSnapshot') releaseSnapshot(this.ctx, content.dataSource.namespace, content.dataSource.name);
   }
 
   /** A node-mode provisioner only gives back the claims it was given (selected-node = its node). */

@@ -12,6 +12,7 @@ import { podKey, requestedBytes, volumeClaimName } from '../api/pod-helpers.js';
 import { parseQuantity, humanBytes } from '../api/quantity.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
+import { podDataPlan, verifyData, writeData } from './volume-data.js';
 
 /** Volume manager retry: 500 ms doubling to 2m2s (exponentialbackoff in nestedpendingoperations). */
 const RETRY_START_MS = 500;
@@ -234,6 +235,11 @@ export class Kubelet extends Controller {
       m.verified = true;
       this.ctx.metrics.mountChecksPassed++;
     }
+    const data = await this.dataActions(key, pod, mine);
+    if (typeof data === 'string') {
+      this.failed(key, pod, 'VolumeDataMismatch', data);
+      return;
+    }
     this.failures.delete(key);
     this.reportedErrors.delete(key);
     const ok = this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
@@ -242,10 +248,36 @@ export class Kubelet extends Controller {
       return true;
     });
     if (ok !== undefined) {
+      for (const [reason, message] of data) this.ctx.events.record(this.source, pod, 'Normal', reason, message);
       const sizes = [...mine.values()].map((m) => `${m.volumeName}=${humanBytes(m.fsBytes)}${m.earlier !== undefined ? `, data of ${m.earlier} found` : ''}`).join('; ');
       const what = mine.size === 0 ? 'no CSI volumes to mount' : `${mine.size} volume(s) mounted, written, read back (${sizes})`;
       this.ctx.events.record(this.source, pod, 'Normal', 'Started', `Started: ${what}`);
     }
+  }
+
+  /**
+   * The bench's data annotations: write each named volume's file, then check each expected
+   * one byte for byte. Returns the events to record once the pod runs, or why it must not.
+   */
+  private async dataActions(key: string, pod: V1Pod, mine: Map<string, MountedVolume>): Promise<[string, string][] | string> {
+    const out: [string, string][] = [];
+    try {
+      const plan = podDataPlan(pod);
+      const mountOf = (v: string): string => {
+        const m = mine.get(v);
+        if (m === undefined) throw new Error(`volume "${v}" is not a CSI volume of this pod`);
+        return m.targetPath;
+      };
+      for (const w of plan.writes) out.push(['VolumeDataWritten', await writeData(mountOf(w.volume), key, w)]);
+      for (const e of plan.expects) {
+        const [ok, message] = await verifyData(mountOf(e.volume), e);
+        if (!ok) return message;
+        out.push(['VolumeDataMatched', message]);
+      }
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+    return out;
   }
 
   /** Writes a file into the volume, reads it back, and checks the volume is as large as asked. */

@@ -2,9 +2,10 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { API_VERSIONS, isKind, type AnyObject, type Kind } from '../api/kinds.js';
+import { API_VERSIONS, KINDS, isKind, type AnyObject, type Kind } from '../api/kinds.js';
 import { isQuantity } from '../api/quantity.js';
-import { ANN_LODE_POOLS } from '../api/annotations.js';
+import { ANN_BENCH_EXPECT_DATA, ANN_BENCH_WRITE_DATA, ANN_LODE_POOLS } from '../api/annotations.js';
+import { parseExpectations, parseWrites } from '../controllers/volume-data.js';
 import { parsePoolsAnnotation } from './node-pools.js';
 import { unmodelledPaths } from './modelled-fields.js';
 
@@ -90,6 +91,16 @@ function validate(kind: Kind, o: Json): string[] {
       }
     });
   };
+  const dataAnnotations = (prefix: string): void => {
+    const ann = at(o, `${prefix}.annotations`);
+    if (!isObject(ann)) return;
+    try {
+      if (ann[ANN_BENCH_WRITE_DATA] !== undefined) parseWrites(String(ann[ANN_BENCH_WRITE_DATA]));
+      if (ann[ANN_BENCH_EXPECT_DATA] !== undefined) parseExpectations(String(ann[ANN_BENCH_EXPECT_DATA]), 'default');
+    } catch (err) {
+      problems.push(`${prefix}.annotations: ${(err as Error).message}`);
+    }
+  };
   switch (kind) {
     case 'Node': {
       quantities('status.allocatable');
@@ -120,12 +131,38 @@ function validate(kind: Kind, o: Json): string[] {
     case 'PersistentVolumeClaim':
       quantity('spec.resources.requests.storage');
       if (list('spec.accessModes').length === 0) problems.push('spec.accessModes: required');
+      for (const f of ['spec.dataSource', 'spec.dataSourceRef']) {
+        const ds = at(o, f);
+        if (ds === undefined) continue;
+        if (!isObject(ds) || typeof ds.kind !== 'string' || typeof ds.name !== 'string') problems.push(`${f}: kind and name are required`);
+      }
       break;
+    case 'VolumeSnapshotClass':
+      if (typeof o.driver !== 'string') problems.push('driver: required');
+      if (o.deletionPolicy !== 'Delete' && o.deletionPolicy !== 'Retain') problems.push(`deletionPolicy: must be Delete or Retain, not ${JSON.stringify(o.deletionPolicy)}`);
+      break;
+    case 'VolumeSnapshot': {
+      // The CRD's validation: exactly one source.
+      const pvc = at(o, 'spec.source.persistentVolumeClaimName');
+      const content = at(o, 'spec.source.volumeSnapshotContentName');
+      if ((pvc === undefined) === (content === undefined)) problems.push('spec.source: exactly one of persistentVolumeClaimName and volumeSnapshotContentName is required');
+      break;
+    }
+    case 'VolumeSnapshotContent': {
+      if (typeof at(o, 'spec.driver') !== 'string') problems.push('spec.driver: required');
+      const policy = at(o, 'spec.deletionPolicy');
+      if (policy !== 'Delete' && policy !== 'Retain') problems.push(`spec.deletionPolicy: must be Delete or Retain, not ${JSON.stringify(policy)}`);
+      if (typeof at(o, 'spec.volumeSnapshotRef.name') !== 'string' || typeof at(o, 'spec.volumeSnapshotRef.namespace') !== 'string') problems.push('spec.volumeSnapshotRef: name and namespace are required');
+      if ((at(o, 'spec.source.volumeHandle') === undefined) === (at(o, 'spec.source.snapshotHandle') === undefined)) problems.push('spec.source: exactly one of volumeHandle and snapshotHandle is required');
+      break;
+    }
     case 'Pod':
       podSpec('spec');
+      dataAnnotations('metadata');
       break;
     case 'StatefulSet':
       podSpec('spec.template.spec');
+      dataAnnotations('spec.template.metadata');
       if (at(o, 'spec.replicas') !== undefined && (typeof at(o, 'spec.replicas') !== 'number' || (at(o, 'spec.replicas') as number) < 0)) problems.push('spec.replicas: must be a number >= 0');
       list('spec.volumeClaimTemplates').forEach((t, i) => {
         if (!isObject(t) || typeof at(t, 'metadata.name') !== 'string') problems.push(`spec.volumeClaimTemplates[${i}].metadata.name: required`);
@@ -183,7 +220,7 @@ function checkObject(item: unknown, where: string, file: string, unmodelled: Unm
   const name = at(item, 'metadata.name') ?? (at(item, 'metadata.generateName') !== undefined ? `${String(at(item, 'metadata.generateName'))}*` : undefined);
   const label = `${file}: ${String(kind ?? '?')} "${String(name ?? '?')}"`;
   if (typeof kind !== 'string') throw new ManifestError(`${where}: kind: required`);
-  if (!isKind(kind)) throw new ManifestError(`${label}: kind: ${kind} is not one the bench handles (Node, StorageClass, CSIDriver, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, CSIStorageCapacity)`);
+  if (!isKind(kind)) throw new ManifestError(`${label}: kind: ${kind} is not one the bench handles (${KINDS.join(', ')})`);
   if (item.apiVersion !== API_VERSIONS[kind] && !(kind === 'CSIStorageCapacity' && item.apiVersion === 'storage.k8s.io/v1beta1')) {
     throw new ManifestError(`${label}: apiVersion: ${kind} is served as ${API_VERSIONS[kind]}, not ${JSON.stringify(item.apiVersion)}`);
   }

@@ -18,11 +18,16 @@ export const MODELLED: Record<Kind, string[]> = {
   CSIDriver: ['spec.attachRequired', 'spec.podInfoOnMount', 'spec.storageCapacity', 'spec.volumeLifecycleModes.*'],
   PersistentVolume: ['spec.capacity.storage', 'spec.accessModes.*', 'spec.volumeMode', 'spec.persistentVolumeReclaimPolicy', 'spec.storageClassName',
     'spec.claimRef.*', 'spec.nodeAffinity.*', 'spec.csi.*', 'spec.mountOptions.*', 'status.*'],
-  PersistentVolumeClaim: ['spec.accessModes.*', 'spec.resources.requests.storage', 'spec.storageClassName', 'spec.volumeName', 'spec.volumeMode', 'spec.selector.*', 'status.*'],
+  PersistentVolumeClaim: ['spec.accessModes.*', 'spec.resources.requests.storage', 'spec.storageClassName', 'spec.volumeName', 'spec.volumeMode', 'spec.selector.*',
+    'spec.dataSource.*', 'spec.dataSourceRef.*', 'status.*'],
   Pod: [...POD_SPEC.map((p) => `spec.${p}`), 'status.*'],
   StatefulSet: ['spec.replicas', 'spec.selector.*', 'spec.serviceName', 'spec.podManagementPolicy', 'spec.template.metadata.*',
     ...POD_SPEC.map((p) => `spec.template.spec.${p}`), 'spec.volumeClaimTemplates.*', 'spec.persistentVolumeClaimRetentionPolicy.*', 'status.*'],
   CSIStorageCapacity: ['storageClassName', 'nodeTopology.*', 'capacity', 'maximumVolumeSize'],
+  VolumeSnapshotClass: ['driver', 'deletionPolicy', 'parameters.*'],
+  VolumeSnapshot: ['spec.source.persistentVolumeClaimName', 'spec.source.volumeSnapshotContentName', 'spec.volumeSnapshotClassName', 'status.*'],
+  VolumeSnapshotContent: ['spec.volumeSnapshotRef.*', 'spec.source.volumeHandle', 'spec.source.snapshotHandle', 'spec.volumeSnapshotClassName',
+    'spec.deletionPolicy', 'spec.driver', 'status.*'],
 };
 
 function isModelled(patterns: string[], path: string): boolean {

@@ -26,6 +26,10 @@ export function renderTables(r: RunResult): string {
   }
   parts.push('Pools (from the drivers at the end of the run)');
   parts.push(table(['NODE', 'POOL', 'CAPACITY', 'ALLOCATED', 'FREE'], r.pools.map((p) => [p.node, p.pool, bytes(p.capacityBytes), bytes(p.allocatedBytes), bytes(p.freeBytes)])));
+  if (r.snapshots.length > 0) {
+    parts.push('VolumeSnapshots');
+    parts.push(table(['SNAPSHOT', 'SOURCE', 'READY', 'RESTORE SIZE', 'NODE', 'SNAPSHOT HANDLE', 'ERROR'], r.snapshots.map((s) => [s.name, s.source, String(s.ready), s.restoreSize || '-', s.node || '-', s.handle || '-', s.error.length > 60 ? s.error.slice(0, 57) + '...' : s.error])));
+  }
   if (r.capacities.length > 0) {
     parts.push('CSIStorageCapacity objects');
     parts.push(table(['NAME', 'CLASS', 'NODE', 'CAPACITY', 'MAX VOLUME'], r.capacities.map((c) => [c.name, c.storageClass, c.node, c.capacity, c.maximumVolumeSize || '-'])));

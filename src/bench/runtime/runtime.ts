@@ -2,6 +2,12 @@
 import type { Controller } from './controller.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 
+/** Reconciles of one key at one virtual instant beyond which the run is a livelock, not progress. */
+const LIVELOCK_LIMIT = 1_000;
+
+/** A controller keeps requeueing a key without the clock moving: the run would never end. */
+export class LivelockError extends Error {}
+
 /** Why runUntil returned. */
 export type StopReason = 'condition' | 'deadline' | 'idle';
 
@@ -21,6 +27,9 @@ export class Runtime {
   private readonly controllers: Controller[] = [];
   readonly stats: RuntimeStats = { reconciles: 0, clockJumps: 0 };
   private errorSink: (controller: string, key: string, err: unknown) => void = () => {};
+  /** Reconciles per controller and key at the current virtual instant. */
+  private readonly atInstant = new Map<string, number>();
+  private instant = -1;
 
   /** Set to stop a run between reconciles (Ctrl-C). */
   signal: AbortSignal | undefined;
@@ -47,6 +56,14 @@ export class Runtime {
       const key = c.queue.pop();
       if (key === undefined) continue;
       this.stats.reconciles++;
+      if (this.clock.now() !== this.instant) {
+        this.instant = this.clock.now();
+        this.atInstant.clear();
+      }
+      const id = `${c.name} ${key}`;
+      const n = (this.atInstant.get(id) ?? 0) + 1;
+      this.atInstant.set(id, n);
+      if (n > LIVELOCK_LIMIT) throw new LivelockError(`livelock: ${c.name} reconciled ${key} ${LIVELOCK_LIMIT} times at one virtual instant; it requeues itself without waiting`);
       try {
         await c.reconcile(key);
       } catch (err) {

@@ -36,6 +36,19 @@ export interface CapacityRow {
   maximumVolumeSize: string;
 }
 
+export interface SnapshotRow {
+  name: string;
+  /** The claim it was taken of (or the pre-provisioned content it names). */
+  source: string;
+  ready: boolean;
+  restoreSize: string;
+  content: string;
+  /** The content's managed-by node: where the snapshot lives. */
+  node: string;
+  handle: string;
+  error: string;
+}
+
 export interface WaitOutcome {
   step: number;
   label: string;
@@ -71,6 +84,7 @@ export interface MarkSnapshot {
   pods: PodRow[];
   claims: ClaimRow[];
   capacities: CapacityRow[];
+  snapshots: SnapshotRow[];
   /** Owner kinds/names of each claim, "Pod/etl-1" */
   claimOwners: Record<string, string[]>;
 }
@@ -84,6 +98,7 @@ export interface RunResult {
   volumes: { name: string; phase: string; claim: string; node: string; size: string; reclaimPolicy: string }[];
   pools: PoolRow[];
   capacities: CapacityRow[];
+  snapshots: SnapshotRow[];
   events: BenchEvent[];
   waits: WaitOutcome[];
   marks: MarkSnapshot[];

@@ -13,6 +13,7 @@ export type WaitCondition =
   | { for: 'allPodsRunning' }
   | { for: 'podsRunning'; names: string[] }
   | { for: 'pvcsBound'; names: string[] }
+  | { for: 'snapshotsReady'; names: string[] }
   | { for: 'gone'; kind: Kind; name: string };
 
 export type Step =
@@ -138,12 +139,15 @@ function parseWait(arg: unknown, where: string): Step {
     case 'pvcsBound':
       condition = { for: 'pvcsBound', names: strings(spec.names, `${where}: wait.names`) };
       break;
+    case 'snapshotsReady':
+      condition = { for: 'snapshotsReady', names: strings(spec.names, `${where}: wait.names`) };
+      break;
     case 'gone':
       if (!isKind(spec.kind) || typeof spec.name !== 'string') throw new ManifestError(`${where}: wait gone: expected kind and name`);
       condition = { for: 'gone', kind: spec.kind, name: spec.name };
       break;
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, gone`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone`);
   }
   return { op: 'wait', condition, timeoutMs, label: String(spec.for) };
 }

@@ -2,9 +2,9 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
-import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, WaitOutcome } from './run-result.js';
+import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, SnapshotRow, WaitOutcome } from './run-result.js';
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
-import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME } from '../api/annotations.js';
+import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
 import { splitKey } from '../api/kinds.js';
 
@@ -30,6 +30,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
     case 'pvcsBound':
       return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
+    case 'snapshotsReady':
+      return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('VolumeSnapshot', name, namespace)?.status?.readyToUse === true; });
     case 'gone': {
       const { namespace, name } = splitKey(c.name);
       return store.get(c.kind, name, namespace) === undefined;
@@ -94,7 +96,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       const rows = stateRows(cluster);
       const claimOwners: Record<string, string[]> = {};
       for (const c of cluster.store.list('PersistentVolumeClaim')) claimOwners[`${c.metadata?.namespace}/${c.metadata?.name}`] = (c.metadata?.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}`);
-      marks.push({ text: step.text, virtualMs: cluster.clock.now(), pods: rows.pods, claims: rows.claims, capacities: rows.capacities, claimOwners });
+      marks.push({ text: step.text, virtualMs: cluster.clock.now(), pods: rows.pods, claims: rows.claims, capacities: rows.capacities, snapshots: rows.snapshots, claimOwners });
       break;
     }
     case 'wait': {
@@ -145,7 +147,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   return result;
 }
 
-function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capacities: CapacityRow[]; pvs: Map<string, V1PersistentVolume> } {
+function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capacities: CapacityRow[]; snapshots: SnapshotRow[]; pvs: Map<string, V1PersistentVolume> } {
   const store = cluster.store;
   const m = cluster.metrics;
   // The latest Warning about each pod, in one pass over the log.
@@ -171,12 +173,20 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
     name: c.metadata?.name ?? '', storageClass: c.storageClassName, node: Object.values(c.nodeTopology?.matchLabels ?? {}).join(','),
     capacity: c.capacity ?? '', maximumVolumeSize: c.maximumVolumeSize ?? '',
   }));
-  return { pods, claims, capacities, pvs };
+  const snapshots: SnapshotRow[] = store.list('VolumeSnapshot').map((v) => {
+    const content = v.status?.boundVolumeSnapshotContentName ? store.get('VolumeSnapshotContent', v.status.boundVolumeSnapshotContentName) : undefined;
+    return {
+      name: `${v.metadata?.namespace}/${v.metadata?.name}`, source: v.spec?.source?.persistentVolumeClaimName ?? v.spec?.source?.volumeSnapshotContentName ?? '',
+      ready: v.status?.readyToUse === true, restoreSize: v.status?.restoreSize ?? '', content: v.status?.boundVolumeSnapshotContentName ?? '',
+      node: content?.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] ?? '', handle: content?.status?.snapshotHandle ?? '', error: v.status?.error?.message ?? '',
+    };
+  });
+  return { pods, claims, capacities, snapshots, pvs };
 }
 
 async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, settledMs: number): Promise<RunResult> {
   const m = cluster.metrics;
-  const { pods, claims, capacities, pvs } = stateRows(cluster);
+  const { pods, claims, capacities, snapshots, pvs } = stateRows(cluster);
   const volumes = [...pvs.values()].map((pv) => ({
     name: pv.metadata?.name ?? '', phase: pv.status?.phase ?? '', claim: pv.spec?.claimRef ? `${pv.spec.claimRef.namespace}/${pv.spec.claimRef.name}` : '',
     node: pvNode(pv), size: pv.spec?.capacity?.storage ?? '', reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '',
@@ -198,7 +208,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     scenario: scenario.name,
     provisioning: scenario.provisioning,
     seed: cluster.opts.seed,
-    pods, claims, volumes, pools, capacities,
+    pods, claims, volumes, pools, capacities, snapshots,
     events: cluster.events.events,
     waits,
     marks: [],
