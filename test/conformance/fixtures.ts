@@ -105,7 +105,8 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
         throw err;
       }
     },
-    capabilities: { rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true },
+    // No freeze: a directory volume's filesystem is the pool's own, shared by every volume.
+    capabilities: { rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true, snapshots: { independent: true, notReached: ['copy:frozen'] } },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
     async unavailable() {
       const other = await q.unavailable?.();
