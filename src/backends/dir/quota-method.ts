@@ -44,7 +44,8 @@ export interface QuotaMethod {
   /** What a directory with no record holds (read only). */
   inspect(dir: string): Promise<FoundDirectory>;
   /**
-   * Bytes of its own each volume holds now (what a rewrite of them would not need anew), by
+   * Bytes each volume has written as far as the pool's headroom goes (btrfs: its exclusive
+   * bytes, since a rewrite of extents it shares takes new space; a project: its blocks), by
    * volume id (given with its project id, if any), from one query of the whole filesystem.
    */
   usedBytes(volumes: ReadonlyMap<string, number | undefined>): Promise<Map<string, number>>;
