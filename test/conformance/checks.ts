@@ -104,8 +104,8 @@ export async function assertEveryStorageRecorded(c: Conformance): Promise<void> 
   const names = await c.h.poolFiles(POOL);
   for (const name of names) {
     if (name.endsWith('.json') || name.includes('.tmp')) continue;
-    // Ids hold dots (they end in ".<node>"): the storage is named after the id, with or without a suffix (".img").
-    const id = names.includes(`${name}.json`) ? name : name.slice(0, name.lastIndexOf('.'));
+    // Ids hold dots (they end in the node's name): the storage's own suffix is what goes.
+    const id = name.replace(/\.img$/, '');
     assert.ok(names.includes(`${id}.json`), `storage ${name} has a record (the pool holds ${names.join(', ')})`);
   }
   for (const [name] of await outsideStorage(c)) {
