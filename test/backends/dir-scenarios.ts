@@ -281,6 +281,10 @@ export function dirBackendTests(fsx: DirFs, skip: string | false = false): void 
     const held = await b.snapshots.takeSnapshot(src, snap);
     assert.ok(held > 0 && held <= src.capacityBytes, `a snapshot holds what its copy takes: ${held}`);
     assert.equal(await b.snapshots.snapshotProblem(snap), undefined);
+    // What docs/backends.md says each filesystem does: mkfs.xfs makes reflink filesystems by default, ext4 has none.
+    const expected = { btrfs: /read-only btrfs snapshot/, xfs: /reflink copy/, ext4: /full copy/ }[fsx.fsType];
+    assert.match(b.snapshots.method(), expected);
+    assert.equal(b.snapshots.consistentCopy(), fsx.fsType === 'btrfs', 'only a btrfs snapshot is a point in time');
     const snapDir = path.join(config.dir, 'snapshots', snap.id);
     assert.equal(await exists(path.join(snapDir, 'partial')), false, 'the partial copy was replaced');
     await writeFile(data, 'second');
