@@ -117,3 +117,18 @@ export async function qgroupOf(p: string): Promise<QgroupFigures> {
   if (figures === undefined) throw new Error(`btrfs has no qgroup for subvolume ${id} (${p})`);
   return figures;
 }
+
+/**
+ * Makes `to` a snapshot of the subvolume at `from`: atomic and instant, sharing every extent.
+ * btrfs flushes the source's dirty pages first, so it holds every write that returned before
+ * the call; subvolumes nested in the source are not in it (their place is an empty directory).
+ */
+export async function snapshotSubvolume(from: string, to: string, readOnly: boolean): Promise<void> {
+  await run('btrfs', ['subvolume', 'snapshot', ...(readOnly ? ['-r'] : []), from, to]);
+}
+
+/** Whether the subvolume at `p` is read-only (a snapshot Lode took). */
+export async function isReadOnlySubvolume(p: string): Promise<boolean> {
+  const { stdout } = await run('btrfs', ['property', 'get', '-ts', p, 'ro']);
+  return stdout.trim() === 'ro=true';
+}

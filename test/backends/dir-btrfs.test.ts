@@ -5,7 +5,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { DirBackend } from '../../src/backends/dir/dir-backend.js';
 import { createSubvolume, setQgroupLimit } from '../../src/sys/btrfs.js';
-import { dirBackendTests, MiB, poolConfig, record, scratchFilesystem, sh, type DirFs } from './dir-scenarios.js';
+import { dirBackendTests, MiB, poolConfig, record, scratchFilesystem, sh, snapshotRecord, type DirFs } from './dir-scenarios.js';
 
 const btrfs: DirFs = {
   fsType: 'btrfs',
@@ -105,4 +105,28 @@ test('btrfs: healthy() holds while quotas are on and names the fix once they are
   assert.equal(await b.healthy(), undefined);
   await sh('btrfs', ['quota', 'disable', mnt]);
   assert.match((await b.healthy()) ?? '', new RegExp(`^pool quota-pool: .*btrfs quota enable ${mnt}`));
+});
+
+test('btrfs snapshots: a volume\'s extents shared with its snapshot count as still to be written, so what is available drops by them', async (t) => {
+  const mnt = await btrfs.make(t);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  assert.deepEqual(await b.open([]), []);
+  const r = record(128 * MiB);
+  b.assign(r);
+  await b.allocate(r);
+  await sh('dd', ['if=/dev/urandom', `of=${path.join(b.directory(r), 'data')}`, 'bs=1M', 'count=64', 'conv=fsync', 'status=none']);
+  await btrfs.settle(mnt);
+  await b.refresh();
+  // No allocation passed in: only the physical bound (free space less unwritten limits) is left.
+  const before = b.stats(0, 1, 0).availableBytes;
+  const snap = snapshotRecord(r);
+  const held = await b.snapshots.takeSnapshot(r, snap);
+  assert.ok(held >= 64 * MiB && held < 65 * MiB, `the snapshot holds what the volume used: ${held}`);
+  await btrfs.settle(mnt);
+  await b.refresh();
+  const after = b.stats(0, 1, 0).availableBytes;
+  // The snapshot takes no new extent, but the volume may now rewrite all 64 MiB into new ones.
+  assert.ok(before - after >= 63 * MiB, `available fell by ${before - after} bytes, expected the 64 MiB the volume shares`);
+  await b.snapshots.releaseSnapshot(snap);
+  await b.release(r);
 });

@@ -105,7 +105,12 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
         throw err;
       }
     },
-    capabilities: { rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true },
+    // No freeze: a directory volume's filesystem is the pool's own, shared by every volume. The
+    // freeze failpoint under each name it has had (one for both copies, or a snapshot's and a clone's).
+    capabilities: {
+      rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true,
+      snapshots: { independent: true, notReached: ['copy:frozen', 'snapshot:frozen', 'clone:frozen'] },
+    },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
     async unavailable() {
       const other = await q.unavailable?.();

@@ -90,7 +90,9 @@ export class BtrfsQgroupMethod implements QuotaMethod {
     for (const volume of volumes.keys()) {
       const id = idByPath.get(path.posix.join(this.place.containing.pathInFilesystem, volume));
       const figures = id === undefined ? undefined : report.get(id);
-      if (figures !== undefined) used.set(volume, figures.referencedBytes);
+      // Exclusive, not referenced: extents a volume shares with a snapshot or a clone are not
+      // its own, and rewriting them takes new space (the same as referenced when nothing is shared).
+      if (figures !== undefined) used.set(volume, figures.exclusiveBytes);
     }
     return used;
   }

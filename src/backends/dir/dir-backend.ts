@@ -4,12 +4,14 @@ import * as path from 'node:path';
 import type { BackendCapabilities, DirectoryBackend, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
+import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
 import { readMountTable, type MountEntry } from '../../sys/mounts.js';
 import { isProjectQuotaFsType } from '../../sys/project-quota.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
+import { DirSnapshots } from './dir-snapshots.js';
 import { ProjectIds } from './project-ids.js';
 import { ProjectQuotaMethod, recordedProjectId } from './project-quota-method.js';
 import type { QuotaMethod, VolumesPlace } from './quota-method.js';
@@ -36,9 +38,17 @@ export class DirBackend implements DirectoryBackend {
   private used = new Map<string, number>();
   private fsTotalBytes = 0;
   private fsFreeBytes = 0;
+  /** Snapshots, restores and clones: btrfs snapshots, or copies of the tree. */
+  readonly snapshots: DirSnapshots;
 
   constructor(readonly config: PoolConfig) {
     this.volumesDir = recordsDir(config);
+    this.snapshots = new DirSnapshots({
+      config,
+      directory: (r) => this.directory(r),
+      quotaMethod: async () => (await this.mechanism()).method,
+      noteVolume: (r) => this.noteVolume(r),
+    });
   }
 
   /** Directories share the pool's filesystem: no formatting, no raw block, and the fsType is the pool's own. */
@@ -70,7 +80,7 @@ export class DirBackend implements DirectoryBackend {
     }
   }
 
-  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
+  async open(records: VolumeRecord[], snapshots: SnapshotRecord[] = []): Promise<UnrecordedStorage[]> {
     const { method } = await this.mechanism();
     const off = await method.unenforced();
     if (off !== undefined) throw new Error(`pool ${this.config.name}: ${off}; ${NEEDS}`);
@@ -98,6 +108,7 @@ export class DirBackend implements DirectoryBackend {
       this.held.set(entry.name, { limitBytes: found.bytes, ...(found.projectId ? { projectId: found.projectId } : {}) });
       unrecorded.push({ id: entry.name, location: dir, bytes: found.bytes });
     }
+    unrecorded.push(...(await this.snapshots.open(snapshots)));
     await this.refresh();
     return unrecorded;
   }
@@ -150,11 +161,14 @@ export class DirBackend implements DirectoryBackend {
 
   async allocate(record: VolumeRecord): Promise<void> {
     const { method } = await this.mechanism();
-    const dir = this.directory(record);
+    this.noteVolume(record);
+    await method.create(this.directory(record), record);
+  }
+
+  /** Counted before the directory exists: until a refresh says otherwise, all of it may yet be written. */
+  private noteVolume(record: VolumeRecord): void {
     const projectId = recordedProjectId(record);
-    // Counted before the directory exists: until a refresh says otherwise, all of it may yet be written.
     this.held.set(record.id, { limitBytes: record.capacityBytes, ...(projectId !== undefined ? { projectId } : {}) });
-    await method.create(dir, record);
   }
 
   async grow(record: VolumeRecord): Promise<void> {

@@ -43,7 +43,11 @@ export interface QuotaMethod {
   problem(dir: string, record: VolumeRecord): Promise<string | undefined>;
   /** What a directory with no record holds (read only). */
   inspect(dir: string): Promise<FoundDirectory>;
-  /** Bytes each volume uses now, by volume id (given with its project id, if any), from one query of the whole filesystem. */
+  /**
+   * Bytes each volume has written as far as the pool's headroom goes (btrfs: its exclusive
+   * bytes, since a rewrite of extents it shares takes new space; a project: its blocks), by
+   * volume id (given with its project id, if any), from one query of the whole filesystem.
+   */
   usedBytes(volumes: ReadonlyMap<string, number | undefined>): Promise<Map<string, number>>;
   /** Project ids in Lode's range that the filesystem already counts or limits (none for btrfs). */
   projectIdsInUse(): Promise<number[]>;
