@@ -69,15 +69,15 @@ const STEPS: ReadonlyArray<readonly [StepName, (r: Run) => Promise<void>]> = [
  * Whether the driver died by the failpoint's SIGKILL: a call that merely failed leaves the
  * process alive, and would otherwise pass for a crash that never happened.
  */
-async function diedAtFailpoint(r: Run, point: string): Promise<void> {
+export async function diedAtFailpoint(c: Conformance, point: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const gone = await Promise.race([
-    r.c.h.exited().then(() => true),
+    c.h.exited().then(() => true),
     new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), 10_000); }),
   ]);
   clearTimeout(timer);
   assert.ok(gone, `the call failed but the driver is still running: failpoint ${point} did not fire`);
-  assert.equal(r.c.h.proc?.signalCode, 'SIGKILL', `the driver ended by ${r.c.h.proc?.signalCode ?? `exit ${r.c.h.proc?.exitCode}`}, not by failpoint ${point}`);
+  assert.equal(c.h.proc?.signalCode, 'SIGKILL', `the driver ended by ${c.h.proc?.signalCode ?? `exit ${c.h.proc?.exitCode}`}, not by failpoint ${point}`);
 }
 
 type Guard = (body: (t: TestContext) => Promise<void>) => (t: TestContext) => Promise<void>;
@@ -99,7 +99,7 @@ export function registerCrashPoints(fixture: BackendFixture, guarded: Guard, onl
           try {
             await step(r);
           } catch (err) {
-            await diedAtFailpoint(r, point).catch((why: unknown) => {
+            await diedAtFailpoint(r.c, point).catch((why: unknown) => {
               throw new Error(`${(why as Error).message}; the ${name} call failed with: ${(err as Error).message}`);
             });
             fired = true;

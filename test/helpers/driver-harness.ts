@@ -89,7 +89,9 @@ export class DriverHarness {
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => { this.log += d; });
     this.client = new CsiClient(this.endpoint, 60_000);
-    const deadline = Date.now() + 20_000;
+    // A bound against a driver that never comes up, not a speed check: under the VM's emulation
+    // on a busy host, loading node's modules over 9p alone has taken 17 s.
+    const deadline = Date.now() + 60_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`driver exited with ${proc.exitCode}: ${this.log}`);
       try {
