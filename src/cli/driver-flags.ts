@@ -18,8 +18,9 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          [,direct-io=on|off] (loop: image files; dir: quota
                          directories on XFS/ext4 project quotas or btrfs qgroups)
                          [,vg=VG][,thin-pool=LV][,overprovision=N][,thin-alert=90%]
-                         (lvm: logical volumes of VG, thin in LV if given;
-                         DIR then holds only the volumes' records)
+                         [,snapshot-size=20%|2Gi] (lvm: logical volumes of VG,
+                         thin in LV if given; DIR then holds only the records;
+                         snapshot-size: thick snapshots' copy-on-write area)
   --pool-config DIR      pools from DIR/<node-id>, else DIR/default,   (env LODE_POOL_CONFIG)
                          one SPEC per line (a mounted ConfigMap); instead of --pool
   --pool-root DIR        pool directories must lie under DIR; those   (env LODE_POOL_ROOT)

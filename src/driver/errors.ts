@@ -1,6 +1,7 @@
 // Typed driver errors carrying their gRPC status, and the single mapping from any thrown value to a status.
 import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../pool/quarantine.js';
+import { SnapshotRefusedError } from '../pool/snapshot-refused.js';
 import { PoolFullError, VolumeTooLargeError } from '../pool/volume-catalog.js';
 import { NotEmpty, PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
@@ -34,6 +35,8 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof NotEmpty) return { code: status.FAILED_PRECONDITION, details: err.message };
   // The node's state is at fault, not the call: it succeeds once an operator repairs the record.
   if (err instanceof VolumeQuarantinedError) return { code: status.FAILED_PRECONDITION, details: err.message };
+  // A pool not set up to snapshot (a thick lvm pool without snapshot-size=), or a snapshot LVM invalidated.
+  if (err instanceof SnapshotRefusedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   if (err instanceof ExecError) {
     // No space left while a tool wrote into a pool is the pool being full, which the
     // provisioner must see as RESOURCE_EXHAUSTED to reschedule.

@@ -1,11 +1,11 @@
-// Parses a pool specification "NAME=DIR[,backend=loop|dir|lvm][,vg=VG][,thin-pool=LV][,overprovision=N][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
+// Parses a pool specification "NAME=DIR[,backend=loop|dir|lvm][,vg=VG][,thin-pool=LV][,overprovision=N][,snapshot-size=20%][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
 import * as path from 'node:path';
 import { GiB, parseSize } from './sizes.js';
 import { LVM_NAME } from '../sys/lvm.js';
 import { BACKEND_NAMES, isBackendName, type PoolConfig, type PoolReserve } from './pool.js';
 
 const POOL_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend, vg, thin-pool, overprovision, thin-alert';
+const KNOWN = 'size, default-size, max-volume-size, reserve, inline-max-size, direct-io, backend, vg, thin-pool, overprovision, thin-alert, snapshot-size';
 
 /** Thin pools are overprovisioned up to this ratio at most: beyond it a full pool is a certainty, not a risk. */
 const MAX_OVERPROVISION = 100;
@@ -19,7 +19,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
   if (!path.isAbsolute(dir)) throw new Error(`pool "${name}": directory "${dir}" must be an absolute path`);
   const config: PoolConfig = { name, backend: 'loop', dir: path.resolve(dir), defaultVolumeBytes: GiB, directIo: true };
   let directIoGiven = false;
-  const lvm: { vg?: string; thinPool?: string; overprovision?: number; alertPercent?: number } = {};
+  const lvm: { vg?: string; thinPool?: string; overprovision?: number; alertPercent?: number; snapshotSize?: PoolReserve } = {};
   const lvmName = (value: string, key: string): string => {
     if (!LVM_NAME.test(value)) throw new Error(`pool "${name}": ${key} "${value}" is not an LVM name (1-64 of a-z A-Z 0-9 + _ . -, not starting with -)`);
     return value;
@@ -55,6 +55,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
       case 'thin-pool': lvm.thinPool = lvmName(value, key); break;
       case 'overprovision': lvm.overprovision = ratio(value, key, 1, MAX_OVERPROVISION); break;
       case 'thin-alert': lvm.alertPercent = ratio(value.replace(/%$/, ''), key, 1, 100); break;
+      case 'snapshot-size': lvm.snapshotSize = parseSnapshotSize(name, value, size); break;
       case 'backend':
         if (!isBackendName(value)) throw new Error(`pool "${name}": backend "${value}" is not supported (supported: ${BACKEND_NAMES.join(', ')})`);
         config.backend = value;
@@ -72,10 +73,14 @@ export function parsePoolSpec(spec: string): PoolConfig {
     if (lvm.thinPool === undefined && (lvm.overprovision !== undefined || lvm.alertPercent !== undefined)) {
       throw new Error(`pool "${name}": overprovision and thin-alert apply to thin pools only (give thin-pool=)`);
     }
+    if (lvm.thinPool !== undefined && lvm.snapshotSize !== undefined) {
+      throw new Error(`pool "${name}": snapshot-size applies to thick lvm pools only (a thin snapshot shares its thin pool and needs no area of its own)`);
+    }
     config.lvm = { vg: lvm.vg, overprovision: lvm.overprovision ?? 1, alertPercent: lvm.alertPercent ?? 90 };
     if (lvm.thinPool !== undefined) config.lvm.thinPool = lvm.thinPool;
+    if (lvm.snapshotSize !== undefined) config.lvm.snapshotSize = lvm.snapshotSize;
   } else if (Object.keys(lvm).length > 0) {
-    throw new Error(`pool "${name}": vg, thin-pool, overprovision and thin-alert apply to backend=lvm only`);
+    throw new Error(`pool "${name}": vg, thin-pool, overprovision, thin-alert and snapshot-size apply to backend=lvm only`);
   }
   // A sized pool's budget is fixed; a reserve there would be a second, conflicting limit.
   if (config.sizeBytes !== undefined && config.reserve !== undefined) {
@@ -90,5 +95,17 @@ function parseReserve(pool: string, value: string, size: () => number): PoolRese
   if (!m) return { bytes: size() };
   const percent = Number(m[1]);
   if (!(percent > 0 && percent < 100)) throw new Error(`pool "${pool}": reserve: ${value} must be more than 0% and less than 100%`);
+  return { percent };
+}
+
+/**
+ * "25%" of each origin's size (up to 100%: a copy-on-write area as large as its origin holds a
+ * rewrite of all of it) or a size such as "2Gi".
+ */
+function parseSnapshotSize(pool: string, value: string, size: () => number): PoolReserve {
+  const m = /^(\d+(?:\.\d+)?)%$/.exec(value.trim());
+  if (!m) return { bytes: size() };
+  const percent = Number(m[1]);
+  if (!(percent > 0 && percent <= 100)) throw new Error(`pool "${pool}": snapshot-size: ${value} must be more than 0% and at most 100%`);
   return { percent };
 }

@@ -41,6 +41,11 @@ export interface LvmPoolConfig {
   overprovision: number;
   /** Thin only: a volume turns abnormal when its thin pool's data or metadata is this full, in percent. */
   alertPercent: number;
+  /**
+   * Thick only: the copy-on-write area of each snapshot, a share of its origin's size or a
+   * fixed size; undefined = a thick pool refuses snapshots (thin snapshots need no area).
+   */
+  snapshotSize?: PoolReserve;
 }
 
 export type PoolReserve = { percent: number } | { bytes: number };
