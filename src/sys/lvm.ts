@@ -26,7 +26,7 @@ export interface LvReport {
   /** The virtual size for a thin volume, the size of its data for a thin pool. */
   sizeBytes: number;
   tags: string[];
-  /** The lv_attr string: [0] the type ('-' linear, 't' thin pool, 'V' thin volume), [4] 'a' when active, [8] 'p' when a PV is missing. */
+  /** The lv_attr string: [0] the type ('-' linear, 't' thin pool, 'V' thin volume, 's' classic snapshot, 'o' origin of classic snapshots), [4] 'a' when active, 'I' or 'S' for a classic snapshot made invalid by an overflow, [8] 'p' when a PV is missing. */
   attr: string;
   /** The thin pool of a thin volume; '' otherwise. */
   pool: string;
@@ -145,26 +145,55 @@ export interface NewLv {
 /** Raised when the VG or thin pool has no room for the volume, whatever the figures said a moment ago. */
 export class LvmNoSpaceError extends Error {}
 
-/** Creates and activates a logical volume; the tags are part of the same metadata commit. */
-export async function createLv(lv: NewLv): Promise<void> {
-  const size = lv.thinPool !== undefined ? ['-V', `${lv.bytes}b`, '--thinpool', lv.thinPool] : ['-L', `${lv.bytes}b`];
-  const tags = lv.tags.flatMap((t) => ['--addtag', t]);
+/** An LVM command that allocates, with LVM's own "no room" answer turned into LvmNoSpaceError. */
+async function allocating(command: string, args: readonly string[]): Promise<void> {
   try {
-    await lvm('lvcreate', ['-q', '-y', '-n', lv.name, ...size, ...tags, '--activate', 'y', lv.vg]);
+    await lvm(command, args);
   } catch (err) {
     if (err instanceof ExecError && /insufficient free space|not enough free|no space/i.test(err.stderr)) throw new LvmNoSpaceError(err.message);
     throw err;
   }
 }
 
+/** Creates and activates a logical volume; the tags are part of the same metadata commit. */
+export async function createLv(lv: NewLv): Promise<void> {
+  const size = lv.thinPool !== undefined ? ['-V', `${lv.bytes}b`, '--thinpool', lv.thinPool] : ['-L', `${lv.bytes}b`];
+  const tags = lv.tags.flatMap((t) => ['--addtag', t]);
+  await allocating('lvcreate', ['-q', '-y', '-n', lv.name, ...size, ...tags, '--activate', 'y', lv.vg]);
+}
+
+export interface NewSnapshotLv {
+  vg: string;
+  name: string;
+  /** The LV it is a snapshot of. */
+  origin: string;
+  tags: readonly string[];
+  /**
+   * A classic (copy-on-write) snapshot with an area of this size; undefined = a thin
+   * snapshot of a thin origin, which takes no space of its own until either side is written.
+   */
+  cowBytes?: number;
+  /**
+   * Thin only: the snapshot is a volume to use, active now and at every activation (LVM skips
+   * thin snapshots by default, which would leave a restored volume without a device after a
+   * reboot). False: it stays inactive and skipped, a copy kept only to be copied again.
+   */
+  usable?: boolean;
+}
+
+/**
+ * Snapshots `origin` (device-mapper suspends it for the instant, flushing and freezing its
+ * filesystem, so the copy is a point in time); the tags are part of the same metadata commit.
+ */
+export async function createSnapshotLv(lv: NewSnapshotLv): Promise<void> {
+  const tags = lv.tags.flatMap((t) => ['--addtag', t]);
+  const kind = lv.cowBytes !== undefined ? ['-L', `${lv.cowBytes}b`] : lv.usable === true ? ['--setactivationskip', 'n', '--activate', 'y'] : [];
+  await allocating('lvcreate', ['-q', '-y', '-s', '-n', lv.name, ...kind, ...tags, `${lv.vg}/${lv.origin}`]);
+}
+
 /** Grows a logical volume (linear or thin) to `bytes`. */
 export async function extendLv(vg: string, name: string, bytes: number): Promise<void> {
-  try {
-    await lvm('lvextend', ['-q', '-y', '-L', `${bytes}b`, `${vg}/${name}`]);
-  } catch (err) {
-    if (err instanceof ExecError && /insufficient free space|not enough free|no space/i.test(err.stderr)) throw new LvmNoSpaceError(err.message);
-    throw err;
-  }
+  await allocating('lvextend', ['-q', '-y', '-L', `${bytes}b`, `${vg}/${name}`]);
 }
 
 /** Removes a logical volume; it must not be open (mounted or held by a loop device). */

@@ -2,6 +2,7 @@
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
+import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { reserveBytes, type LvmPoolConfig, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import { MiB } from '../../pool/sizes.js';
@@ -16,6 +17,7 @@ import { StorageBytes } from '../storage-bytes.js';
 import { outsideCall } from '../../util/call-signal.js';
 import { log } from '../../util/log.js';
 import { PoolFullError } from '../../pool/volume-catalog.js';
+import { COPY_PREFIX, LvmSnapshots, type LvmVolumes } from './lvm-snapshots.js';
 import { thickCapacity, thinAvailable, thinBudget, thinDataFree, type ThinFigures } from './lvm-capacity.js';
 
 /** Every logical volume Lode makes is named this, then the volume id. */
@@ -42,28 +44,31 @@ const CONDITION_MAX_AGE_MS = 5_000;
  */
 const HEALTH_MAX_AGE_MS = 10_000;
 
-export class LvmBackend implements BlockBackend {
+export class LvmBackend implements BlockBackend, LvmVolumes {
   readonly kind = 'block';
   /** Logical volumes hold any filesystem the node makes, or none, and grow while in use. */
   readonly capabilities: BackendCapabilities = { rawBlock: true, needsFormat: true, onlineGrowth: true };
-  private readonly lvm: LvmPoolConfig;
+  readonly lvm: LvmPoolConfig;
   private extentBytes = 4 * MiB;
   /** Thick: what the VG can still allocate, and its size, at the last refresh. */
   private vgFreeBytes = 0;
   private vgSizeBytes = 0;
   /** Bytes of this pool's own LVs (virtual sizes for thin), as far as this process made or found them. */
-  private readonly lvBytes = new StorageBytes();
+  readonly lvBytes = new StorageBytes();
   private thin: ThinState | undefined;
   /** lvcreate, lvextend and lvremove in flight, which a refresh must not read across. */
-  private readonly spaceChanges = new SpaceChanges();
+  readonly spaceChanges = new SpaceChanges();
   private alertLogged = false;
   /** The last check of the VG and thin pool, and the one running now. */
   private health: { problem: string | undefined; at: number } = { problem: undefined, at: 0 };
   private checking: Promise<void> | undefined;
 
+  readonly snapshots: LvmSnapshots;
+
   constructor(readonly config: PoolConfig) {
     if (!config.lvm) throw new Error(`pool ${config.name}: backend=lvm needs vg=`);
     this.lvm = config.lvm;
+    this.snapshots = new LvmSnapshots(this);
   }
 
   /** vg/thin-pool, for messages. */
@@ -81,8 +86,12 @@ export class LvmBackend implements BlockBackend {
   }
 
   /** Whether an LV is one of this pool's: Lode's name and this pool's tag, both. */
-  private isOurs(lv: LvReport): boolean {
+  isOurs(lv: LvReport): boolean {
     return lv.name.startsWith(LV_PREFIX) && lv.tags.includes(poolTag(this.config.name));
+  }
+
+  ownTag(): string {
+    return poolTag(this.config.name);
   }
 
   /** Why the pool's VG or thin pool cannot serve, or undefined. */
@@ -102,20 +111,31 @@ export class LvmBackend implements BlockBackend {
     return undefined;
   }
 
-  async open(records: VolumeRecord[]): Promise<UnrecordedStorage[]> {
+  async open(records: VolumeRecord[], snapshots: SnapshotRecord[] = []): Promise<UnrecordedStorage[]> {
     const problem = await this.prerequisite();
     if (problem !== undefined) throw new Error(problem);
     this.health = { problem: undefined, at: Date.now() };
     // As with images: an LV of this pool whose id has no record is never removed. A create
     // records its volume before lvcreate and a delete removes the record last, so no step of
     // Lode's leaves one; the catalog quarantines and reports it.
+    // The same holds for snapshots: one with a record is the pool's, its LV (thin or classic) counted.
     const recorded = new Set(records.map((r) => r.id));
     const sizes = new Map(records.map((r) => [r.id, r.capacityBytes]));
+    const snapshotIds = new Set(snapshots.map((s) => s.id));
     this.lvBytes.clear();
     const unrecorded: UnrecordedStorage[] = [];
     for (const lv of await readLvs(this.lvm.vg)) {
       if (!this.isOurs(lv)) continue;
       const id = lv.name.slice(LV_PREFIX.length);
+      if (snapshotIds.has(id)) {
+        this.lvBytes.set(id, lv.sizeBytes);
+        continue;
+      }
+      if (id.startsWith(COPY_PREFIX) && recorded.has(id.slice(COPY_PREFIX.length))) {
+        // A thick clone's temporary snapshot whose clone is recorded: Lode's own, of no further use.
+        await this.snapshots.removeCopySource(id);
+        continue;
+      }
       if (recorded.has(id)) {
         // What the LV holds, even past its record: after a grow extended the LV but not yet its
         // record, those extents count as the pool's own until the retried grow records them, so
@@ -206,14 +226,14 @@ export class LvmBackend implements BlockBackend {
    * like any full pool (RESOURCE_EXHAUSTED, so the provisioner tries elsewhere), with the VG's
    * figure as it now stands.
    */
-  private async taken(bytes: number, what: string): Promise<PoolFullError> {
+  async taken(bytes: number, what: string): Promise<PoolFullError> {
     await this.refresh().catch(() => undefined);
     const free = this.thin ? thinDataFree(this.thin) : this.vgFreeBytes;
     return new PoolFullError(this.config.name, bytes, free, `${what} (${this.where()} is used by others too)`);
   }
 
   /** The LV of the record as LVM has it now; an LV of that name that is not this pool's is an error, never touched. */
-  private async ownLv(record: VolumeRecord): Promise<LvReport | undefined> {
+  async ownLv(record: Pick<VolumeRecord, 'id'>): Promise<LvReport | undefined> {
     const lv = await readLv(this.lvm.vg, this.lvName(record));
     if (lv && !this.isOurs(lv)) throw new Error(`logical volume ${this.lvm.vg}/${lv.name} exists without the tag ${poolTag(this.config.name)}: it is not this pool's, and Lode leaves it alone`);
     return lv;
@@ -259,7 +279,15 @@ export class LvmBackend implements BlockBackend {
   release(record: VolumeRecord): Promise<void> {
     return this.spaceChanges.run(async () => {
       await this.detach(record);
+      // An interrupted thick clone's temporary snapshot of its source goes with the clone.
+      if (this.lvm.thinPool === undefined && record.contentSource !== undefined && 'volume' in record.contentSource) {
+        await this.snapshots.removeCopySource(COPY_PREFIX + record.id);
+      }
       const lv = await readLv(this.lvm.vg, this.lvName(record));
+      // lvremove -y of an origin takes its classic snapshots with it: those have records of their own.
+      if (lv && this.isOurs(lv) && lv.attr[0] === 'o') {
+        throw new Error(`logical volume ${this.lvm.vg}/${lv.name} still has snapshots, which would go with it; delete them first`);
+      }
       if (lv && this.isOurs(lv)) await removeLv(this.lvm.vg, lv.name);
       // One of that name without the pool's tag was never this volume's storage: the record can go, the LV stays.
       else if (lv) log('warn', 'a logical volume of a Lode volume\'s name is not tagged as this pool\'s; left alone', { pool: this.config.name, lv: `${this.lvm.vg}/${lv.name}` });
