@@ -96,12 +96,19 @@ export async function snapshot(c: Conformance): Promise<PoolSnapshot> {
 /** The storage name of a volume outside the pool directory (a logical volume). */
 const STORAGE_PREFIX = 'lode-';
 
+/** The snapshot records of the pool (file names), where snapshots' storage must find its own. */
+async function snapshotRecordFiles(c: Conformance): Promise<string[]> {
+  return (await fs.readdir(path.join(c.poolDir, 'snapshots')).catch(() => [] as string[])).filter((n) => n.endsWith('.json')).sort();
+}
+
 /**
  * The invariant start-up relies on to tell an interrupted create or delete from data it must
- * keep: whatever storage the volumes folder holds (an image, a directory) has its record.
+ * keep: whatever storage the volumes folder holds (an image, a directory) has its record, and
+ * storage outside it has a volume's or a snapshot's.
  */
 export async function assertEveryStorageRecorded(c: Conformance): Promise<void> {
   const names = await c.h.poolFiles(POOL);
+  const snapshotRecords = await snapshotRecordFiles(c);
   for (const name of names) {
     if (name.endsWith('.json') || name.includes('.tmp')) continue;
     // Ids hold dots (they end in the node's name): the storage's own suffix is what goes.
@@ -111,13 +118,14 @@ export async function assertEveryStorageRecorded(c: Conformance): Promise<void> 
   for (const [name] of await outsideStorage(c)) {
     if (!name.startsWith(STORAGE_PREFIX)) continue;
     const id = name.slice(STORAGE_PREFIX.length);
-    assert.ok(names.includes(`${id}.json`), `storage ${name} has a record (the pool holds ${names.join(', ')})`);
+    assert.ok(names.includes(`${id}.json`) || snapshotRecords.includes(`${id}.json`), `storage ${name} has a record (the pool holds ${[...names, ...snapshotRecords].join(', ')})`);
   }
 }
 
 /**
  * Once a call has converged: the backend's storage is exactly what the records say, each
- * ready volume's at its recorded size, and none without a record.
+ * ready volume's at its recorded size, each ready snapshot's at the bytes it is charged, and
+ * none without a record.
  */
 export async function assertStorageMatchesRecords(c: Conformance): Promise<void> {
   if (!c.medium.storage) return;
@@ -128,6 +136,11 @@ export async function assertStorageMatchesRecords(c: Conformance): Promise<void>
     const r = JSON.parse(await fs.readFile(path.join(c.poolDir, 'volumes', name), 'utf8')) as { id: string; state: string; capacityBytes: number };
     assert.equal(r.state, 'ready', `volume ${r.id} is ${r.state} after its call converged`);
     recorded.set(STORAGE_PREFIX + r.id, r.capacityBytes);
+  }
+  for (const name of await snapshotRecordFiles(c)) {
+    const r = JSON.parse(await fs.readFile(path.join(c.poolDir, 'snapshots', name), 'utf8')) as { id: string; state: string; chargedBytes: number };
+    assert.equal(r.state, 'ready', `snapshot ${r.id} is ${r.state} after its call converged`);
+    recorded.set(STORAGE_PREFIX + r.id, r.chargedBytes);
   }
   assert.deepEqual([...storage].sort(), [...recorded].sort(), 'the storage is exactly what the records say, at the recorded sizes');
 }

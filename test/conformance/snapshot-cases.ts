@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type * as csi from '../../src/csi/types.js';
 import { available, expectCode, fileHash, fsCap, stageAndPublish, status, teardown, usage, writeRandomFile } from '../driver/support.js';
-import { assertNothingLeft, POOL, sizeFor, snapshot, startDriver, type Conformance } from './checks.js';
+import { assertEveryStorageRecorded, assertNothingLeft, assertStorageMatchesRecords, POOL, sizeFor, snapshot, startDriver, type Conformance } from './checks.js';
 import { diedAtFailpoint } from './crash-points.js';
 import type { BackendFixture } from './fixture.js';
 
@@ -33,10 +33,10 @@ async function fill(target: string, bytes: number): Promise<string> {
   return writeRandomFile(path.join(target, DATA), bytes);
 }
 
-export function registerSnapshotCases(fixture: BackendFixture, guarded: Guard, crashPoints: boolean): void {
+export function registerSnapshotCases(fixture: BackendFixture, guarded: Guard, main: boolean, crashPoints: readonly string[]): void {
   const independent = fixture.capabilities.snapshots?.independent ?? true;
 
-  test('snapshots: taken of a published volume, restored (also larger) and cloned byte for byte; listed, paged and filtered; kept across a restart; refusals; all capacity back', guarded(async (t) => {
+  if (main) test('snapshots: taken of a published volume, restored (also larger) and cloned byte for byte; listed, paged and filtered; kept across a restart; refusals; all capacity back', guarded(async (t) => {
     const c = await startDriver(t, fixture);
     const before = await snapshot(c);
     const cap = fsCap(c.fsType);
@@ -143,8 +143,7 @@ export function registerSnapshotCases(fixture: BackendFixture, guarded: Guard, c
     await assertNothingLeft(c, before);
   }));
 
-  if (!crashPoints) return;
-  for (const point of SNAPSHOT_FAILPOINTS) {
+  for (const point of crashPoints) {
     test(`snapshot crash point: SIGKILL at ${point}, restart, retry; the source writable, the data right, nothing left`, guarded(async (t) => {
       await crashAt(t, fixture, point);
     }));
@@ -183,8 +182,11 @@ async function crashAt(t: TestContext, fixture: BackendFixture, point: string): 
       });
       fired = true;
       // Before the restart's recovery, what the crash left must already be recorded.
+      await assertEveryStorageRecorded(c);
       await c.h.startProcess();
-      return call();
+      const answer = await call();
+      await assertStorageMatchesRecords(c);
+      return answer;
     }
   };
   const snap = (await converge(() => c.h.client.createSnapshot({ name: 'conf-crash-snap', source_volume_id: src.volume_id, parameters: {} }))).snapshot;

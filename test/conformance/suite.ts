@@ -11,7 +11,7 @@ import {
   assertNothingLeft, listed, nodeExpand, POOL, sizeFor, snapshot, startDriver, writeUpTo,
 } from './checks.js';
 import { registerCrashPoints } from './crash-points.js';
-import { registerSnapshotCases } from './snapshot-cases.js';
+import { registerSnapshotCases, SNAPSHOT_FAILPOINTS } from './snapshot-cases.js';
 import type { BackendFixture } from './fixture.js';
 
 /** Filesystems some backend offers; each one a fixture does not list must be refused. */
@@ -31,6 +31,8 @@ export interface ConformanceOptions {
   cases?: readonly CaseName[];
   /** The failpoints 'crash-points' covers (default: every one of LIFECYCLE_FAILPOINTS). */
   failpoints?: readonly string[];
+  /** The failpoints 'snapshot-crash-points' covers (default: every one of SNAPSHOT_FAILPOINTS). */
+  snapshotFailpoints?: readonly string[];
 }
 
 /** Registers the conformance cases for `fixture`; all skip, saying why, when the fixture cannot run here. */
@@ -264,7 +266,9 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
     }));
 
     if (wanted.has('crash-points')) registerCrashPoints(fixture, guarded, options.failpoints);
-    if (caps.snapshots !== undefined && wanted.has('snapshots')) registerSnapshotCases(fixture, guarded, wanted.has('snapshot-crash-points'));
+    if (caps.snapshots !== undefined) {
+      registerSnapshotCases(fixture, guarded, wanted.has('snapshots'), wanted.has('snapshot-crash-points') ? options.snapshotFailpoints ?? SNAPSHOT_FAILPOINTS : []);
+    }
   });
 }
 

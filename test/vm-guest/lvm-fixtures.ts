@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
 import { LVM_CONFIG } from '../../src/sys/lvm.js';
-import type { BackendFixture, PoolMedium } from '../conformance/fixture.js';
+import type { BackendFixture, FixtureCapabilities, PoolMedium } from '../conformance/fixture.js';
 import { missingPrerequisite } from '../conformance/fixtures.js';
 import { guestOnly } from './support.js';
 
@@ -75,13 +75,13 @@ async function lvmUnavailable(): Promise<string | undefined> {
   if (guestOnly) return guestOnly;
   const missing = await missingPrerequisite(['losetup', 'pvcreate', 'vgcreate', 'lvcreate', 'thin_check', 'mkfs.ext4', 'mkfs.xfs']);
   if (missing !== undefined) return missing;
-  for (const mod of ['dm_mod', 'dm_thin_pool']) {
+  for (const mod of ['dm_mod', 'dm_thin_pool', 'dm_snapshot']) {
     if (!(await run('modprobe', [mod]).then(() => true, () => false))) return `the kernel has no ${mod} module`;
   }
   return undefined;
 }
 
-function lvmFixture(name: string, o: LvmMediumOptions): BackendFixture {
+function lvmFixture(name: string, o: LvmMediumOptions, snapshots: FixtureCapabilities['snapshots']): BackendFixture {
   // One medium at a time (the suite runs its cases one after another): damage needs its VG.
   let current: LvmMedium | undefined;
   return {
@@ -90,7 +90,7 @@ function lvmFixture(name: string, o: LvmMediumOptions): BackendFixture {
       current = await lvmMedium(o);
       return current;
     },
-    capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false },
+    capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, snapshots },
     /**
      * What an operator's slip does to a logical volume: an unused one is removed, one in use
      * (LVM refuses to remove it) renamed away, which the returned step removes once unmounted.
@@ -109,8 +109,17 @@ function lvmFixture(name: string, o: LvmMediumOptions): BackendFixture {
   };
 }
 
-/** Linear volumes in a VG of 1.5 GiB: room for the xfs growth case (300 MiB to 600 MiB) and a neighbour. */
-export const lvmThickFixture = lvmFixture('lvm-thick', { imageMiB: 1536 });
+/**
+ * Device-mapper makes a snapshot of either kind with its origin suspended, no freeze of the
+ * driver's around it (which would make LVM's own fail): the copy:frozen point is never passed.
+ */
+const NO_FREEZE = ['copy:frozen'];
+
+/**
+ * Linear volumes in a VG of 1.5 GiB: room for the xfs growth case (300 MiB to 600 MiB) and a
+ * neighbour; classic snapshots with an area of half their origin, which depend on it.
+ */
+export const lvmThickFixture = lvmFixture('lvm-thick', { imageMiB: 1536, extra: 'snapshot-size=50%' }, { independent: false, notReached: NO_FREEZE });
 
 /**
  * Thin volumes in a 1 GiB thin pool of a 1.5 GiB VG (its metadata and spare take some of the
@@ -118,4 +127,4 @@ export const lvmThickFixture = lvmFixture('lvm-thick', { imageMiB: 1536 });
  * is available, which holds for thin volumes only while the budget, not the data, is the
  * smaller figure; lvm-capacity.test.ts checks the overprovisioned rule against lvs.
  */
-export const lvmThinFixture = lvmFixture('lvm-thin', { imageMiB: 1536, thinPoolMiB: 1024 });
+export const lvmThinFixture = lvmFixture('lvm-thin', { imageMiB: 1536, thinPoolMiB: 1024 }, { independent: true, notReached: NO_FREEZE });
