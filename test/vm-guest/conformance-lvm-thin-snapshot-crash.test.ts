@@ -4,7 +4,7 @@ import { lvmThinFixture } from './lvm-fixtures.js';
 
 // The points right after lvcreate of the snapshot (its rollback is the lvremove a delete runs
 // too) and of the restore. The others are the core's own steps (a record written, marked or
-// removed), which the loop suite covers on the host, and copy:frozen, which an LVM snapshot never
+// removed), which the loop suite covers on the host, and the freeze points, which an LVM copy never
 // passes; each case takes 35-210 s in the guest, so the LVM files keep to these.
 runConformance(lvmThinFixture, {
   cases: ['snapshot-crash-points'],

@@ -111,9 +111,9 @@ function lvmFixture(name: string, o: LvmMediumOptions, snapshots: FixtureCapabil
 
 /**
  * Device-mapper makes a snapshot of either kind with its origin suspended, no freeze of the
- * driver's around it (which would make LVM's own fail): the copy:frozen point is never passed.
+ * driver's around it (which would make LVM's own fail): the freeze points are never passed.
  */
-const NO_FREEZE = ['copy:frozen'];
+const NO_FREEZE = ['snapshot:frozen', 'clone:frozen'];
 
 /**
  * Linear volumes in a VG of 1.5 GiB: room for the xfs growth case (300 MiB to 600 MiB) and a
