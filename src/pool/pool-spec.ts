@@ -99,8 +99,8 @@ function parseReserve(pool: string, value: string, size: () => number): PoolRese
 }
 
 /**
- * "25%" of each origin's size (up to 100%: a copy-on-write area as large as its origin holds a
- * rewrite of all of it) or a size such as "2Gi".
+ * "25%" of each origin's size, up to 100% (more than a whole rewrite would ever need, bar
+ * LVM's own few percent of records, which a size may add), or a size such as "2Gi".
  */
 function parseSnapshotSize(pool: string, value: string, size: () => number): PoolReserve {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(value.trim());
