@@ -50,8 +50,18 @@ export async function withCallerFlags<T>(flags: readonly string[], field: string
  */
 export async function mountFilesystem(entry: AnchoredPath, device: string, fsType: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
   await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
-    mountDevice(device, ref, fsType, mountOptions(readOnly, flags))));
+    mountDevice(device, ref, fsType, [...mountOptions(readOnly, flags), ...ownOptions(fsType)])));
   if (readOnly) await ensureReadOnly(entry);
+}
+
+/**
+ * Options Lode adds to every mount of `fsType`. XFS refuses a second mount of a filesystem
+ * UUID, and a snapshot's restores and clones carry their source's: without `nouuid` a copy
+ * could not be mounted beside its source, nor the source beside it. The check guards against
+ * one filesystem mounted through two devices, which a volume's one device never is.
+ */
+function ownOptions(fsType: string): string[] {
+  return fsType === 'xfs' ? ['nouuid'] : [];
 }
 
 /** Fails, and takes the mount down again, when a mount that must be read-only is not. */
