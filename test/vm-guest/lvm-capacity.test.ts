@@ -113,7 +113,11 @@ test('thin: available is the smaller of the thin pool\'s free data and pool x ra
   assert.match(sick.volume_condition?.message ?? '', new RegExp(`thin pool ${vg}/${THIN_POOL} is [0-9.]+% full \\(data\\)`));
   const scrape = parseExposition((await httpGet(await metricsPort(h), '/metrics')).body);
   const [data] = findSamples(scrape, METRIC_NAMES.thinDataUsed, { pool: POOL });
-  assert.ok(data !== undefined && Math.abs(data.value - written.dataPercent / 100) < 0.02, `data fullness metric ${data?.value} against lvs ${written.dataPercent}%`);
+  // The gauge is the driver's last refresh, made after the test's first reading; the thin pool
+  // keeps filling behind ext4's background writes, so it lies between that reading and one taken now.
+  const now = await expected(v.capacity);
+  assert.ok(data !== undefined && data.value >= written.dataPercent / 100 - 0.005 && data.value <= now.dataPercent / 100 + 0.005,
+    `data fullness metric ${data?.value} against lvs ${written.dataPercent}% before and ${now.dataPercent}% after`);
   assert.equal(findSamples(scrape, METRIC_NAMES.thinMetadataUsed, { pool: POOL }).length, 1);
 
   await teardown(h, v.id, 'thin-a');
