@@ -144,7 +144,9 @@ export class DriverHarness {
 
   /** Loop devices backed by files of this harness. */
   async loops(): Promise<string[]> {
-    return (await listLoopDevices()).filter((d) => d.backingFile.startsWith(this.root + '/')).map((d) => d.device);
+    // Pools given a directory of their own (a filesystem made for the test) lie outside the root.
+    const dirs = [this.root, ...this.pools.map((p) => p.dir).filter((d): d is string => d !== undefined)];
+    return (await listLoopDevices()).filter((d) => dirs.some((dir) => d.backingFile.startsWith(dir + '/'))).map((d) => d.device);
   }
 
   /** Files in a pool's volume folder (images and records). */
