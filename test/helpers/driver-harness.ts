@@ -8,6 +8,7 @@ import { CsiClient } from '../../src/csi/client.js';
 import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
+import { thaw } from '../../src/sys/freeze.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 
@@ -161,7 +162,12 @@ export class DriverHarness {
   /** Stops the driver and removes every mount, loop device and file it may have left. */
   async cleanup(): Promise<void> {
     await this.stop();
-    for (const m of await this.mounts()) await run('umount', ['-l', m]).catch(() => undefined);
+    for (const m of await this.mounts()) {
+      // A filesystem left frozen (a driver killed mid-copy that no restart thawed) would outlive
+      // a lazy unmount, frozen, and keep its loop device for good: thaw it first.
+      await thaw(m).catch(() => undefined);
+      await run('umount', ['-l', m]).catch(() => undefined);
+    }
     for (const d of await this.loops()) await detachLoop(d).catch(() => undefined);
     await fs.rm(this.root, { recursive: true, force: true });
   }

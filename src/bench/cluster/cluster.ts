@@ -293,7 +293,7 @@ export class Cluster {
         }
       }
       problems.push(...await n.kubelet.unmountAll());
-      // Snapshots first: a volume's snapshots live beside it, and some backends keep a source while it has any.
+      // Snapshots first: a volume's snapshots live beside it, and some backends keep a source while snapshots of it remain.
       problems.push(...await this.deleteSnapshotsOn(n));
       const handles = new Set<string>();
       for (const pv of pvs) {
