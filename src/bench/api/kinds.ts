@@ -1,11 +1,13 @@
 // The object kinds the bench's API server holds, mapped to their Kubernetes types.
 import type {
   V1CSIDriver, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
-  V1StatefulSet, V1StorageClass,
+  V1ObjectMeta, V1StatefulSet, V1StorageClass,
 } from '@kubernetes/client-node';
-import { SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotClass, type VolumeSnapshotContent } from './snapshot-types.js';
+import { RESOURCES, resourceForKind, type ResourceType } from './resources.js';
+import type { VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent } from './snapshot-types.js';
 
-export interface KindMap {
+/** The kinds the bench's controllers act on, with their Kubernetes types. */
+export interface ModelledKindMap {
   Node: V1Node;
   StorageClass: V1StorageClass;
   CSIDriver: V1CSIDriver;
@@ -19,42 +21,46 @@ export interface KindMap {
   VolumeSnapshotContent: VolumeSnapshotContent;
 }
 
+/** Kinds stored and served but not acted upon (see resources.ts). */
+export type StoredOnlyKind =
+  | 'Namespace' | 'Service' | 'Endpoints' | 'ConfigMap' | 'Secret' | 'ServiceAccount' | 'LimitRange' | 'ResourceQuota'
+  | 'Event' | 'Lease' | 'NetworkPolicy' | 'Ingress' | 'IngressClass' | 'PodDisruptionBudget' | 'Role' | 'RoleBinding'
+  | 'ClusterRole' | 'ClusterRoleBinding' | 'HorizontalPodAutoscaler' | 'PriorityClass';
+
+/** An object of a kind no controller reads: only its metadata has a known shape. */
+export interface StoredObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+  [field: string]: unknown;
+}
+
+export type KindMap = ModelledKindMap & { [K in StoredOnlyKind]: StoredObject };
+
 export type Kind = keyof KindMap;
+export type ModelledKind = keyof ModelledKindMap;
 export type AnyObject = KindMap[Kind];
 
+function registered(kind: Kind): ResourceType {
+  const r = resourceForKind(kind);
+  if (r === undefined) throw new Error(`kind ${kind} is missing from the resource registry`);
+  return r;
+}
+
+export const KINDS = RESOURCES.map((r) => r.kind as Kind);
+export const MODELLED_KINDS = RESOURCES.filter((r) => r.modelled).map((r) => r.kind as ModelledKind);
+
 /** apiVersion each kind is served under. */
-export const API_VERSIONS: Record<Kind, string> = {
-  Node: 'v1',
-  StorageClass: 'storage.k8s.io/v1',
-  CSIDriver: 'storage.k8s.io/v1',
-  PersistentVolume: 'v1',
-  PersistentVolumeClaim: 'v1',
-  Pod: 'v1',
-  StatefulSet: 'apps/v1',
-  CSIStorageCapacity: 'storage.k8s.io/v1',
-  VolumeSnapshotClass: SNAPSHOT_API_VERSION,
-  VolumeSnapshot: SNAPSHOT_API_VERSION,
-  VolumeSnapshotContent: SNAPSHOT_API_VERSION,
-};
+export const API_VERSIONS = Object.fromEntries(KINDS.map((k) => [k, registered(k).apiVersion])) as Record<Kind, string>;
 
-export const NAMESPACED: Record<Kind, boolean> = {
-  Node: false,
-  StorageClass: false,
-  CSIDriver: false,
-  PersistentVolume: false,
-  PersistentVolumeClaim: true,
-  Pod: true,
-  StatefulSet: true,
-  CSIStorageCapacity: true,
-  VolumeSnapshotClass: false,
-  VolumeSnapshot: true,
-  VolumeSnapshotContent: false,
-};
-
-export const KINDS = Object.keys(API_VERSIONS) as Kind[];
+export const NAMESPACED = Object.fromEntries(KINDS.map((k) => [k, registered(k).namespaced])) as Record<Kind, boolean>;
 
 export function isKind(s: unknown): s is Kind {
   return typeof s === 'string' && (KINDS as string[]).includes(s);
+}
+
+export function isModelledKind(s: unknown): s is ModelledKind {
+  return typeof s === 'string' && (MODELLED_KINDS as string[]).includes(s);
 }
 
 /** "ns/name" for namespaced kinds, "name" otherwise: the key controllers queue. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSIONS, KINDS, isKind, type AnyObject, type Kind } from '../api/kinds.js';
 import { isQuantity } from '../api/quantity.js';
+import { resourceForKind } from '../api/resources.js';
 import { ANN_BENCH_EXPECT_DATA, ANN_BENCH_WRITE_DATA, ANN_LODE_POOLS } from '../api/annotations.js';
 import { parseExpectations, parseWrites } from '../controllers/volume-data.js';
 import { parsePoolsAnnotation } from './node-pools.js';
@@ -221,7 +222,7 @@ function checkObject(item: unknown, where: string, file: string, unmodelled: Unm
   const label = `${file}: ${String(kind ?? '?')} "${String(name ?? '?')}"`;
   if (typeof kind !== 'string') throw new ManifestError(`${where}: kind: required`);
   if (!isKind(kind)) throw new ManifestError(`${label}: kind: ${kind} is not one the bench handles (${KINDS.join(', ')})`);
-  if (item.apiVersion !== API_VERSIONS[kind] && !(kind === 'CSIStorageCapacity' && item.apiVersion === 'storage.k8s.io/v1beta1')) {
+  if (item.apiVersion !== API_VERSIONS[kind] && !(resourceForKind(kind)?.alsoAccepted ?? []).includes(String(item.apiVersion))) {
     throw new ManifestError(`${label}: apiVersion: ${kind} is served as ${API_VERSIONS[kind]}, not ${JSON.stringify(item.apiVersion)}`);
   }
   if (typeof name !== 'string' || name === '') throw new ManifestError(`${label}: metadata.name: required`);

@@ -1,5 +1,5 @@
 // Which fields of each kind the bench acts on; anything else in a manifest is reported once as not modelled.
-import type { Kind } from '../api/kinds.js';
+import { isModelledKind, type Kind, type ModelledKind } from '../api/kinds.js';
 
 /**
  * Path patterns: `a.b` is modelled exactly, `a.b.*` with everything beneath it, `[]`
@@ -12,7 +12,7 @@ const POD_SPEC = [
   ...CONTAINER.map((c) => `containers[].${c}`), ...CONTAINER.map((c) => `initContainers[].${c}`),
 ];
 
-export const MODELLED: Record<Kind, string[]> = {
+export const MODELLED: Record<ModelledKind, string[]> = {
   Node: ['spec.taints.*', 'spec.unschedulable', 'status.allocatable.*', 'status.capacity.*'],
   StorageClass: ['provisioner', 'parameters.*', 'reclaimPolicy', 'volumeBindingMode', 'allowedTopologies.*', 'mountOptions.*', 'allowVolumeExpansion'],
   CSIDriver: ['spec.attachRequired', 'spec.podInfoOnMount', 'spec.storageCapacity', 'spec.volumeLifecycleModes.*'],
@@ -49,6 +49,8 @@ function isPrefixOfModelled(patterns: string[], path: string): boolean {
 
 /** Paths in `obj` the bench ignores, e.g. "spec.template.spec.containers[].image". */
 export function unmodelledPaths(kind: Kind, obj: unknown): string[] {
+  // A kind no controller acts on is reported as a whole, not field by field.
+  if (!isModelledKind(kind)) return [];
   const patterns = MODELLED[kind];
   const out = new Set<string>();
   const walk = (value: unknown, path: string): void => {
