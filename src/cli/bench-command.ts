@@ -30,6 +30,8 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
   --json FILE       write the results as JSON to FILE ("-" = stdout, and no other output)
   --events MODE     live | folded | none: the event log while running (live, default) or at the end
   --keep-work-dir   keep the run directory (mounts and loop devices are still removed)
+  --hold            after the last step keep the cluster running, its clock following wall-clock time,
+                    until Ctrl-C (which then reports and cleans up as usual)
   --list            list the built-in scenarios
 `;
 
@@ -70,7 +72,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       args: argv,
       options: {
         demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
-        events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
     }));
@@ -123,7 +125,14 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   const abort = new AbortController();
   let interrupts = 0;
   let emergency: (() => Promise<void>) | undefined;
+  // While a run is held, Ctrl-C ends the hold: the run then reports and tears down as it would have.
+  let holding: AbortController | undefined;
   const onSigint = (): void => {
+    if (holding !== undefined && !holding.signal.aborted) {
+      process.stderr.write('\nlode bench: hold ended, reporting and cleaning up (Ctrl-C again to interrupt)\n');
+      holding.abort();
+      return;
+    }
     interrupts++;
     if (interrupts === 1) {
       process.stderr.write('\nlode bench: interrupted, cleaning up (Ctrl-C again to force)\n');
@@ -146,8 +155,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning) ===`);
       if (scenario.description) say(scenario.description);
       if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
+      holding = values.hold === true ? new AbortController() : undefined;
       const result = await runScenario(scenario, {
         workDir, seed, signal: abort.signal, keepWorkDir: values['keep-work-dir'] ?? false, unmodelled,
+        ...(holding !== undefined ? { hold: holding.signal } : {}),
+        onHold: () => { progress.setStep('holding (Ctrl-C to end)'); process.stderr.write('lode bench: last step done; holding the cluster, its clock following wall time (Ctrl-C to end)\n'); },
         onCluster: (cluster) => {
           emergency = () => cluster.emergencyStop();
           progress.attach(cluster);

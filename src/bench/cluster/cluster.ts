@@ -6,6 +6,7 @@ import { ObjectStore } from '../api/object-store.js';
 import { EventLog } from '../api/event-log.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import { Runtime } from '../runtime/runtime.js';
+import type { ExternalWrites } from '../runtime/external-writes.js';
 import { SeededRandom } from '../runtime/seeded-random.js';
 import { BenchMetrics } from '../runtime/metrics.js';
 import type { BenchContext } from '../runtime/context.js';
@@ -274,9 +275,16 @@ export class Cluster {
    * volume on every driver, stop the drivers, sweep leftover mounts and loop devices, and
    * remove the work dir. Collects problems instead of stopping at the first.
    */
+  /** The door for writes from API clients (applied between reconciles). */
+  get external(): ExternalWrites {
+    return this.runtime.external;
+  }
+
   async teardown(keepWorkDir = false): Promise<string[]> {
     if (this.tornDown) return [];
     this.tornDown = true;
+    // Client writes from here on would land in a cluster that is being taken apart.
+    this.runtime.external.close('the bench run is over');
     const problems: string[] = [];
     const pvs = this.store.list('PersistentVolume');
     for (const n of this.nodes.values()) {

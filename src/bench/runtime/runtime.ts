@@ -1,6 +1,7 @@
 // Runs the controllers: one reconcile at a time in a fixed priority order, the virtual clock jumping only when all are idle.
 import type { Controller } from './controller.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
+import { ExternalWrites } from './external-writes.js';
 
 /** Reconciles of one key at one virtual instant beyond which the run is a livelock, not progress. */
 const LIVELOCK_LIMIT = 1_000;
@@ -34,6 +35,9 @@ export class Runtime {
   /** Set to stop a run between reconciles (Ctrl-C). */
   signal: AbortSignal | undefined;
 
+  /** Client writes, applied between reconciles. */
+  readonly external = new ExternalWrites();
+
   constructor(readonly clock: VirtualClock) {}
 
   register(c: Controller): void {
@@ -52,6 +56,8 @@ export class Runtime {
 
   /** Runs one queued key of the first controller that has one; false when all queues are empty. */
   async step(): Promise<boolean> {
+    // Client writes first: what they change is queued like any watch event before the next key runs.
+    if (this.external.apply() > 0) return true;
     for (const c of this.controllers) {
       const key = c.queue.pop();
       if (key === undefined) continue;
@@ -99,6 +105,35 @@ export class Runtime {
       this.clock.advanceTo(next);
       this.stats.clockJumps++;
       this.clock.fireDue();
+    }
+  }
+
+  /**
+   * Keeps the cluster running with the virtual clock following wall-clock time, until
+   * `until` is aborted: timers fire when their wall time comes and client writes are
+   * applied as they arrive, so a person can watch and change a live cluster.
+   */
+  async hold(until: AbortSignal): Promise<void> {
+    const wallStart = Date.now();
+    const virtualStart = this.clock.now();
+    const ended = new Promise<void>((resolve) => {
+      if (until.aborted) resolve();
+      else until.addEventListener('abort', () => resolve(), { once: true });
+    });
+    for (;;) {
+      await this.drain();
+      if (until.aborted || this.signal?.aborted) return;
+      this.clock.advanceTo(virtualStart + (Date.now() - wallStart));
+      if (this.clock.fireDue() > 0) {
+        this.stats.clockJumps++;
+        continue;
+      }
+      const next = this.clock.nextDue();
+      // Wake for the next timer, a client write or the end; at least once a second, so virtual time keeps pace.
+      const waitMs = Math.min(1_000, next === undefined ? 1_000 : Math.max(1, next - this.clock.now()));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); }), this.external.whenQueued(), ended]);
+      clearTimeout(timer);
     }
   }
 }

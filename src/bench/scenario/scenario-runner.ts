@@ -19,6 +19,13 @@ export interface RunOptions {
   /** Aborted runs stop between steps and tear down. */
   signal?: AbortSignal;
   unmodelled?: UnmodelledFields;
+  /**
+   * After the last step, keep the cluster running on wall-clock time until this is aborted
+   * (`--hold`), so it can be explored and changed through the API.
+   */
+  hold?: AbortSignal;
+  /** Told when the hold begins. */
+  onHold?: (cluster: Cluster) => void;
 }
 
 function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: number; since: number }): boolean {
@@ -130,6 +137,12 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
       await runStep(cluster, step, i, waits, lastChange, marks);
+    }
+    if (opts.hold !== undefined) {
+      opts.onHold?.(cluster);
+      await cluster.runtime.hold(opts.hold);
+      if (opts.signal?.aborted) throw new Error('interrupted');
+      lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
     }
     result = await snapshot(cluster, scenario, waits, started, lastChange.ms);
     result.marks = marks;
