@@ -13,6 +13,7 @@ import { parseQuantity, humanBytes } from '../api/quantity.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
 import { podDataPlan, verifyData, writeData } from './volume-data.js';
+import { runningPodStatus } from './kubelet-pod-status.js';
 
 /** Volume manager retry: 500 ms doubling to 2m2s (exponentialbackoff in nestedpendingoperations). */
 const RETRY_START_MS = 500;
@@ -244,7 +245,7 @@ export class Kubelet extends Controller {
     this.reportedErrors.delete(key);
     const ok = this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
       if (p.metadata?.deletionTimestamp || p.status?.phase === 'Running') return false;
-      p.status = { ...(p.status ?? {}), phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True' }] };
+      p.status = runningPodStatus(p, this.clock.date());
       return true;
     });
     if (ok !== undefined) {

@@ -171,7 +171,7 @@ export class Scheduler extends Controller {
     const bound = this.ctx.store.modify('Pod', name, namespace, (p) => {
       if (p.spec?.nodeName) return false;
       p.spec!.nodeName = b.node;
-      p.status = { ...(p.status ?? {}), conditions: [{ type: 'PodScheduled', status: 'True' }] };
+      p.status = { ...(p.status ?? {}), conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: this.clock.date() }] };
       return true;
     });
     if (bound === undefined) return;
@@ -190,7 +190,7 @@ export class Scheduler extends Controller {
     this.ctx.events.record(SOURCE, pod, 'Warning', 'FailedScheduling', message);
     this.ctx.store.modify('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace, (p) => {
       if (p.status?.conditions?.[0]?.message === message) return false;
-      p.status = { ...(p.status ?? {}), phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] };
+      p.status = { ...(p.status ?? {}), phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: this.clock.date() }] };
       return true;
     });
     if (isError) {
