@@ -13,6 +13,8 @@ export interface BenchEvent {
   kind: string;
   namespace: string | undefined;
   name: string;
+  /** The object's uid when the recorder had the object itself (not only its key). */
+  uid?: string;
   message: string;
   /** Reporting component, e.g. "default-scheduler", "kubelet/node-a". */
   source: string;
@@ -31,7 +33,7 @@ export class EventLog {
     this.listeners.push(l);
   }
 
-  record(source: string, obj: { kind?: string; metadata?: { name?: string; namespace?: string } }, type: EventType, reason: string, message: string): void {
+  record(source: string, obj: { kind?: string; metadata?: { name?: string; namespace?: string; uid?: string } }, type: EventType, reason: string, message: string): void {
     const e: BenchEvent = {
       seq: this.events.length + 1,
       timeMs: this.now(),
@@ -40,6 +42,7 @@ export class EventLog {
       kind: obj.kind ?? '?',
       namespace: obj.metadata?.namespace,
       name: obj.metadata?.name ?? '?',
+      ...(obj.metadata?.uid === undefined ? {} : { uid: obj.metadata.uid }),
       message,
       source,
     };

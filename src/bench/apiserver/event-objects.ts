@@ -1,0 +1,183 @@
+// The bench's event log as core/v1 Event objects: what `kubectl describe` and `kubectl get events` read from a cluster.
+import type { BenchEvent, EventLog } from '../api/event-log.js';
+import { resourceForKind } from '../api/resources.js';
+import { VIRTUAL_EPOCH_MS } from '../clock/virtual-clock.js';
+
+export interface CoreEvent {
+  apiVersion: 'v1';
+  kind: 'Event';
+  metadata: { name: string; namespace: string; creationTimestamp: string };
+  involvedObject: { kind: string; namespace?: string; name: string; uid?: string; apiVersion?: string };
+  reason: string;
+  message: string;
+  type: string;
+  source: { component: string; host?: string };
+  firstTimestamp: string;
+  lastTimestamp: string;
+  /** Unset, as client-go's core/v1 recorder leaves it: FIRST SEEN comes from firstTimestamp. */
+  eventTime: null;
+  count: number;
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
+/** RFC 3339 in whole seconds, as metav1.Time is written. */
+function timeText(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * `kubelet/<node>` is the bench's name for a node's kubelet; on a cluster that is component
+ * "kubelet" on host "<node>". Other sources are already a component name.
+ */
+function splitSource(source: string): { component: string; host?: string } {
+  const m = /^kubelet\/(.+)$/.exec(source);
+  return m === null ? { component: source } : { component: 'kubelet', host: m[1]! };
+}
+
+/**
+ * client-go names an event `<object name>.<event time in Unix nanoseconds, hex>`. Virtual
+ * time has millisecond steps and several events share an instant, so the event's position
+ * in the run fills the nanoseconds: names stay unique and the same on every run.
+ */
+function eventName(e: BenchEvent, epochMs: number): string {
+  const nanos = BigInt(epochMs + e.timeMs) * 1_000_000n + BigInt(e.seq % 1_000_000);
+  return `${e.name}.${nanos.toString(16)}`;
+}
+
+/** What client-go's event correlator treats as the same event: repeats raise its count instead of making a new one. */
+function foldKey(e: BenchEvent): string {
+  return JSON.stringify([e.source, e.kind, e.namespace ?? '', e.name, e.uid ?? '', e.type, e.reason, e.message]);
+}
+
+export type EventChange = { type: 'ADDED' | 'MODIFIED'; object: CoreEvent };
+
+/**
+ * Turns bench events into Event objects one at a time, folding repeats as a recorder does
+ * (count, lastTimestamp), so a server can keep a store of them current from EventLog.onEvent.
+ * Events about things that are not API objects (the scenario's marks) have no Event.
+ * `epochMs` is the wall-clock instant of virtual time 0.
+ */
+export class EventObjects {
+  private readonly byKey = new Map<string, CoreEvent>();
+  private readonly ordered: CoreEvent[] = [];
+
+  constructor(private readonly epochMs: number = VIRTUAL_EPOCH_MS) {}
+
+  add(e: BenchEvent): EventChange | undefined {
+    const resource = resourceForKind(e.kind);
+    if (resource === undefined) return undefined;
+    const at = timeText(this.epochMs + e.timeMs);
+    const key = foldKey(e);
+    const seen = this.byKey.get(key);
+    if (seen !== undefined) {
+      seen.count++;
+      seen.lastTimestamp = at;
+      return { type: 'MODIFIED', object: structuredClone(seen) };
+    }
+    const source = splitSource(e.source);
+    const ev: CoreEvent = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      // Events about cluster-scoped objects live in "default", as the recorder puts them.
+      metadata: { name: eventName(e, this.epochMs), namespace: e.namespace ?? 'default', creationTimestamp: at },
+      involvedObject: {
+        kind: e.kind,
+        ...(resource.namespaced && e.namespace !== undefined ? { namespace: e.namespace } : {}),
+        name: e.name,
+        ...(e.uid === undefined ? {} : { uid: e.uid }),
+        apiVersion: resource.apiVersion,
+      },
+      reason: e.reason,
+      message: e.message,
+      type: e.type,
+      source,
+      firstTimestamp: at,
+      lastTimestamp: at,
+      eventTime: null,
+      count: 1,
+      reportingComponent: source.component,
+      reportingInstance: source.host ?? '',
+    };
+    this.byKey.set(key, ev);
+    this.ordered.push(ev);
+    return { type: 'ADDED', object: structuredClone(ev) };
+  }
+
+  /** Every Event so far, in the order they were first recorded. */
+  all(): CoreEvent[] {
+    return this.ordered.map((e) => structuredClone(e));
+  }
+}
+
+/** The whole log (or a slice of it) as Event objects. */
+export function eventObjects(log: EventLog | readonly BenchEvent[], epochMs: number = VIRTUAL_EPOCH_MS): CoreEvent[] {
+  const out = new EventObjects(epochMs);
+  for (const e of Array.isArray(log) ? log : (log as EventLog).events) out.add(e);
+  return out.all();
+}
+
+/** A field label events do not support: the API server answers 400 BadRequest with this message. */
+export class UnsupportedEventFieldError extends Error {
+  constructor(readonly field: string) {
+    super(`field label not supported: ${field}`);
+  }
+}
+
+/** The Event fields the API server lets a field selector use, and their values (`source` is source.component). */
+export function eventFieldValue(ev: CoreEvent, field: string): string {
+  switch (field) {
+    case 'metadata.name': return ev.metadata.name;
+    case 'metadata.namespace': return ev.metadata.namespace;
+    case 'involvedObject.kind': return ev.involvedObject.kind;
+    case 'involvedObject.namespace': return ev.involvedObject.namespace ?? '';
+    case 'involvedObject.name': return ev.involvedObject.name;
+    case 'involvedObject.uid': return ev.involvedObject.uid ?? '';
+    case 'involvedObject.apiVersion': return ev.involvedObject.apiVersion ?? '';
+    case 'involvedObject.resourceVersion':
+    case 'involvedObject.fieldPath': return '';
+    case 'reason': return ev.reason;
+    case 'reportingComponent': return ev.reportingComponent;
+    case 'source': return ev.source.component;
+    case 'type': return ev.type;
+    default: throw new UnsupportedEventFieldError(field);
+  }
+}
+
+/** Splits on separators not escaped with a backslash; escapes are resolved in the pieces. */
+function splitUnescaped(s: string, sep: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '\\' && i + 1 < s.length) { cur += c + s[++i]!; continue; }
+    if (c === sep) { out.push(cur); cur = ''; continue; }
+    cur += c;
+  }
+  out.push(cur);
+  return out;
+}
+
+function unescape(s: string): string {
+  return s.replace(/\\(.)/g, '$1');
+}
+
+/**
+ * Whether an Event matches a fieldSelector such as kubectl describe sends
+ * (`involvedObject.name=p,involvedObject.namespace=default,involvedObject.uid=...`): terms are
+ * ANDed, each `=`, `==` or `!=`; an empty selector matches everything. An unsupported field
+ * throws UnsupportedEventFieldError even when another term already failed, as the server
+ * rejects the selector before it lists anything.
+ */
+export function eventMatchesFieldSelector(ev: CoreEvent, selector: string): boolean {
+  if (selector.trim() === '') return true;
+  let matched = true;
+  for (const term of splitUnescaped(selector, ',')) {
+    const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
+    if (m === null) throw new Error(`invalid selector: '${selector}'; can't understand '${term}'`);
+    const value = eventFieldValue(ev, unescape(m[1]!.trim()));
+    const want = unescape(m[3]!.trim());
+    if ((m[2] === '!=') === (value === want)) matched = false;
+  }
+  return matched;
+}
