@@ -1,8 +1,7 @@
 // What a kind's table printer is: its column definitions and how one object becomes a row of cells.
 import type { TableColumn } from './table.js';
-import type { Json } from './fields.js';
+import { at, str, type Json } from './fields.js';
 import { ageSince } from './human-duration.js';
-import { at, str } from './fields.js';
 
 /** metav1.TableRowCondition: the printers mark finished pods with one. */
 export interface RowCondition { type: string; status: string; reason: string; message: string }
