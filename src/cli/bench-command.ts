@@ -1,5 +1,5 @@
 // `lode bench` and `lode demo`: run cluster-bench scenarios against real driver processes and report what happened.
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -10,6 +10,8 @@ import { EVENT_HEADER, eventLine, foldedEventLines } from '../bench/report/event
 import { renderMetrics, renderSummary, renderTables } from '../bench/report/tables.js';
 import { Progress } from '../bench/report/progress.js';
 import type { RunResult } from '../bench/scenario/run-result.js';
+import { ApiServer, NotLoopbackError, parseApiAddress } from '../bench/apiserver/server.js';
+import { writeKubeconfig } from '../bench/apiserver/kubeconfig.js';
 
 /** Built-in scenarios live in the repository's scenarios/ directory. */
 export const SCENARIOS_DIR = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
@@ -32,6 +34,10 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
   --keep-work-dir   keep the run directory (mounts and loop devices are still removed)
   --hold            after the last step keep the cluster running, its clock following wall-clock time,
                     until Ctrl-C (which then reports and cleans up as usual)
+  --api HOST:PORT   serve the run's objects as the Kubernetes API over HTTP on a loopback address
+                    (port 0 = any free one) and write a kubeconfig for it (path printed at start)
+  --kubeconfig FILE where --api writes its kubeconfig (default <work-dir>/kubeconfig-<pid>, removed at
+                    the end; a FILE named here is kept)
   --list            list the built-in scenarios
 `;
 
@@ -72,7 +78,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       args: argv,
       options: {
         demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
-        events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, api: { type: 'string' }, kubeconfig: { type: 'string' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
     }));
@@ -118,10 +124,41 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`lode bench: --events must be live, folded or none\n`);
     return 2;
   }
+  let apiAddress: { host: string; port: number } | undefined;
+  if (values.api !== undefined) {
+    try {
+      apiAddress = parseApiAddress(values.api);
+    } catch (err) {
+      if (!(err instanceof NotLoopbackError)) throw err;
+      process.stderr.write(`lode bench: ${err.message}\n`);
+      return 2;
+    }
+  } else if (values.kubeconfig !== undefined) {
+    process.stderr.write(`lode bench: --kubeconfig is where --api writes its kubeconfig; name --api too\n`);
+    return 2;
+  }
   const out = process.stdout;
   const say = (s: string): void => { if (!jsonToStdout) out.write(s + '\n'); };
   const workRoot = resolve(values['work-dir'] ?? DEFAULT_WORK_ROOT);
   const createdWorkRoot = !existsSync(workRoot);
+  // The API listens before the first run: a port already taken fails before any driver starts.
+  let api: { server: ApiServer; kubeconfig: string; keep: boolean } | undefined;
+  if (apiAddress !== undefined) {
+    const server = new ApiServer(apiAddress);
+    let url: string;
+    try {
+      url = await server.start();
+    } catch (err) {
+      process.stderr.write(`lode bench: --api ${values.api}: cannot listen: ${(err as Error).message}\n`);
+      return 1;
+    }
+    mkdirSync(workRoot, { recursive: true });
+    const kubeconfig = resolve(values.kubeconfig ?? join(workRoot, `kubeconfig-${process.pid}`));
+    writeKubeconfig(kubeconfig, url);
+    api = { server, kubeconfig, keep: values.kubeconfig !== undefined };
+    // On stderr when stdout carries the JSON, so a script can still find it.
+    (jsonToStdout ? process.stderr : out).write(`lode bench: API at ${url}; kubeconfig ${kubeconfig} (export KUBECONFIG=${kubeconfig})\n`);
+  }
   const abort = new AbortController();
   let interrupts = 0;
   let emergency: (() => Promise<void>) | undefined;
@@ -161,6 +198,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         ...(holding !== undefined ? { hold: holding.signal } : {}),
         onHold: () => { progress.setStep('holding (Ctrl-C to end)'); process.stderr.write('lode bench: last step done; holding the cluster, its clock following wall time (Ctrl-C to end)\n'); },
         onCluster: (cluster) => {
+          api?.server.attach(cluster);
           emergency = () => cluster.emergencyStop();
           progress.attach(cluster);
           if (eventsMode === 'live' && !jsonToStdout) cluster.events.onEvent((e) => { progress.clear(); out.write(eventLine(e) + '\n'); });
@@ -178,6 +216,10 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`lode bench: ${err instanceof Error ? err.message : String(err)}\n`);
     exitCode = abort.signal.aborted ? 130 : 1;
   } finally {
+    if (api !== undefined) {
+      await api.server.close();
+      if (!api.keep) rmSync(api.kubeconfig, { force: true });
+    }
     // Leave no empty directory behind that this run made.
     if (createdWorkRoot) rmdirIfEmpty(workRoot);
     process.off('SIGINT', onSigint);

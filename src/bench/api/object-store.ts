@@ -90,6 +90,11 @@ export class ObjectStore {
     return out;
   }
 
+  /** The resourceVersion of the latest write (a list's metadata.resourceVersion). */
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
   count(kind: Kind): number {
     return this.bucket(kind).size;
   }
@@ -192,8 +197,18 @@ export class ObjectStore {
       return true;
     }
     this.bucket(kind).delete(key);
-    this.notify(kind, 'DELETED', current, current);
+    this.notify(kind, 'DELETED', this.tombstone(current), current);
     return true;
+  }
+
+  /**
+   * The object a DELETED event carries: its last state with a resourceVersion of its own,
+   * as upstream's, so a watch resumed from it neither repeats nor skips a change.
+   */
+  private tombstone<K extends Kind>(current: KindMap[K]): KindMap[K] {
+    const gone = clone(current);
+    gone.metadata = { ...gone.metadata, resourceVersion: String(++this.rv) };
+    return gone;
   }
 
   /** Removes an object now, finalizers or not (kubelet's final delete of a pod it tore down). */
@@ -202,7 +217,7 @@ export class ObjectStore {
     const current = this.bucket(kind).get(key);
     if (current === undefined) return false;
     this.bucket(kind).delete(key);
-    this.notify(kind, 'DELETED', current, current);
+    this.notify(kind, 'DELETED', this.tombstone(current), current);
     return true;
   }
 

@@ -1,0 +1,55 @@
+// Content negotiation: which of the JSON forms a client's Accept header asks for (plain, Table, aggregated discovery).
+
+export interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+}
+
+/** Parses an Accept header into its media ranges, in the client's order (q-values are not used by Kubernetes clients). */
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (header === undefined || header.trim() === '') return [{ type: '*/*', params: {} }];
+  return header.split(',').map((part) => {
+    const [type, ...ps] = part.split(';').map((x) => x.trim());
+    const params: Record<string, string> = {};
+    for (const p of ps) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim();
+    }
+    return { type: (type ?? '').toLowerCase(), params };
+  });
+}
+
+function isJson(m: MediaRange): boolean {
+  return m.type === 'application/json' || m.type === '*/*' || m.type === 'application/*';
+}
+
+export type ResponseForm = 'object' | 'table' | 'discovery-v2' | 'discovery-v2beta1';
+
+/**
+ * The first form in the client's list the server can give. `as=Table` is offered only for
+ * reads of resources, the aggregated discovery document only on /api and /apis; a plain
+ * JSON entry (or none at all) means the ordinary object. Undefined: nothing acceptable (406).
+ */
+export function negotiate(accept: MediaRange[], offers: { table?: boolean; discovery?: boolean }): ResponseForm | undefined {
+  for (const m of accept) {
+    if (!isJson(m)) continue;
+    const as = m.params.as;
+    if (as === undefined) return 'object';
+    if (as === 'Table' && offers.table && m.params.g === 'meta.k8s.io' && (m.params.v === 'v1' || m.params.v === 'v1beta1')) return 'table';
+    if (as === 'APIGroupDiscoveryList' && offers.discovery && m.params.g === 'apidiscovery.k8s.io') {
+      if (m.params.v === 'v2') return 'discovery-v2';
+      if (m.params.v === 'v2beta1') return 'discovery-v2beta1';
+    }
+  }
+  return undefined;
+}
+
+/** The Content-Type naming the form sent, which clients check before decoding it. */
+export function contentTypeOf(form: ResponseForm): string {
+  switch (form) {
+    case 'object': return 'application/json';
+    case 'table': return 'application/json;as=Table;v=v1;g=meta.k8s.io';
+    case 'discovery-v2': return 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+    case 'discovery-v2beta1': return 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
+  }
+}

@@ -1,0 +1,320 @@
+// The bench's Kubernetes API over HTTP: routing, content negotiation and Status errors on node:http, loopback only.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { ObjectStore } from '../api/object-store.js';
+import type { EventLog } from '../api/event-log.js';
+import type { VirtualClock } from '../clock/virtual-clock.js';
+import { resourceFor, type ResourceType } from '../api/resources.js';
+import { RunOverError } from '../runtime/external-writes.js';
+import { contentTypeOf, negotiate, parseAccept } from './accept.js';
+import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, BENCH_VERSION } from './discovery.js';
+import { openApiV3For, openApiV3Index } from './openapi.js';
+import { parseRequestPath, verbOf, type ResourcePath } from './request-info.js';
+import { getObject, listPage, parseSelection, selects } from './reads.js';
+import { badRequest, methodNotAllowed, notAcceptable, StatusError } from './status.js';
+import { toTable, type IncludeObject } from './tables/table.js';
+import { serveWatch } from './watch.js';
+import { WatchHistory } from './watch-history.js';
+import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
+import { toJsonText, typed } from './wire.js';
+
+/** What the server needs of a running cluster (Cluster has all of it). */
+export interface ApiBackend extends WriteBackend {
+  store: ObjectStore;
+  events: EventLog;
+  clock: VirtualClock;
+}
+
+/**
+ * Told about every API request: the hook where request counting plugs in (client = the
+ * User-Agent's first token, verb as the authorizer names it, resource plural, subresource).
+ */
+export type RequestCounter = (client: string, verb: string, resource: string, subresource?: string) => void;
+
+export interface ApiServerOptions {
+  host: string;
+  port: number;
+  onRequest?: RequestCounter;
+}
+
+/** A bind address that is not loopback: the API has no authentication, so it never listens beyond this machine. */
+export class NotLoopbackError extends Error {}
+
+/** Parses `--api HOST:PORT` (port 0 = any free one); only loopback hosts are accepted. */
+export function parseApiAddress(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(text.trim());
+  if (m === null) throw new NotLoopbackError(`--api wants HOST:PORT on a loopback address, e.g. 127.0.0.1:0 (port 0 = pick a free one), not ${JSON.stringify(text)}`);
+  const host = m[1] ?? m[2]!;
+  const port = Number(m[3]);
+  if (port > 65535) throw new NotLoopbackError(`--api: port ${port} is out of range`);
+  const loopback = host === 'localhost' || (isIP(host) === 4 && host.startsWith('127.')) || host === '::1';
+  if (!loopback) throw new NotLoopbackError(`--api ${text}: the bench's API has no authentication and listens on loopback only (127.0.0.1, ::1 or localhost), not on ${host}`);
+  return { host: host === 'localhost' ? '127.0.0.1' : host, port };
+}
+
+const MAX_BODY = 16 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new StatusError(413, 'BadRequest', 'request entity too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`the request body is not valid JSON: ${(err as Error).message} (the bench's API speaks JSON only)`);
+  }
+}
+
+/** The User-Agent's first token without its version: "kubectl" for "kubectl/v1.32.4 (linux/amd64) ...". */
+export function clientOf(userAgent: string | undefined): string {
+  const first = (userAgent ?? '').trim().split(/\s+/)[0] ?? '';
+  return first.split('/')[0] || 'unknown';
+}
+
+const NOT_FOUND = new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+
+/**
+ * Listens before any run starts (so a taken port fails before a driver starts) and serves
+ * whichever run is attached; one server and one kubeconfig for all runs of a command.
+ */
+export class ApiServer {
+  private server: Server | undefined;
+  private run: { b: ApiBackend; history: WatchHistory } | undefined;
+  private readonly watches = new Set<() => void>();
+  private address = '';
+
+  constructor(private readonly opts: ApiServerOptions) {}
+
+  /** Serves this cluster from now on; watches of the previous one end (their resourceVersions mean nothing here). */
+  attach(b: ApiBackend): void {
+    for (const stop of [...this.watches]) stop();
+    // Before any object exists: the history must hold every change a watch may resume from.
+    this.run = { b, history: new WatchHistory(b.store) };
+  }
+
+  private get b(): ApiBackend {
+    if (this.run === undefined) throw new StatusError(503, 'ServiceUnavailable', 'no bench run is attached yet');
+    return this.run.b;
+  }
+
+  private get history(): WatchHistory {
+    if (this.run === undefined) throw new StatusError(503, 'ServiceUnavailable', 'no bench run is attached yet');
+    return this.run.history;
+  }
+
+  /** Listens; resolves with the URL clients use. */
+  async start(): Promise<string> {
+    const server = createServer((req, res) => { void this.handle(req, res); });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port, this.opts.host, () => { server.off('error', reject); resolve(); });
+    });
+    const a = server.address();
+    if (a === null || typeof a === 'string') throw new Error('the API server has no TCP address');
+    this.address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+    return `http://${this.address}`;
+  }
+
+  /** Ends open watches and stops listening. */
+  async close(): Promise<void> {
+    for (const stop of [...this.watches]) stop();
+    const s = this.server;
+    this.server = undefined;
+    if (s === undefined) return;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+    if (res.headersSent) return;
+    const text = toJsonText(body);
+    res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+    res.end(text);
+  }
+
+  private sendError(res: ServerResponse, err: unknown): void {
+    let e: StatusError;
+    if (err instanceof StatusError) e = err;
+    else if (err instanceof RunOverError) e = new StatusError(503, 'ServiceUnavailable', `the bench run is over: ${err.message}`);
+    else e = new StatusError(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    this.send(res, e.code, e.body());
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const url = new URL(req.url ?? '/', 'http://bench');
+      const path = parseRequestPath(url.pathname);
+      const accept = parseAccept(req.headers.accept);
+      const method = req.method ?? 'GET';
+      const client = clientOf(req.headers['user-agent']);
+      if (path.type === 'resource') {
+        const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+        // API request counting hooks in here: one call per resource request.
+        this.opts.onRequest?.(client, verbOf(method, path, watch), path.plural, path.subresource);
+        await this.resource(req, res, path, url.searchParams, accept, method, client, watch);
+        return;
+      }
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed();
+      switch (path.type) {
+        case 'version':
+          this.send(res, 200, BENCH_VERSION);
+          return;
+        case 'health':
+          res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end('ok');
+          return;
+        case 'openapi': {
+          // v3 says the server validates (so kubectl apply needs no schema); v2 is not served, which kubectl 1.32 accepts.
+          if (path.rest === 'v3') {
+            this.send(res, 200, openApiV3Index());
+            return;
+          }
+          const doc = path.rest.startsWith('v3/') ? openApiV3For(path.rest.slice(3)) : undefined;
+          if (doc === undefined) throw NOT_FOUND;
+          this.send(res, 200, doc);
+          return;
+        }
+        case 'legacy-versions':
+        case 'groups': {
+          const form = negotiate(accept, { discovery: true });
+          if (form === 'discovery-v2' || form === 'discovery-v2beta1') {
+            this.send(res, 200, aggregatedDiscovery(path.type === 'legacy-versions', form === 'discovery-v2' ? 'apidiscovery.k8s.io/v2' : 'apidiscovery.k8s.io/v2beta1'), contentTypeOf(form));
+            return;
+          }
+          if (form === undefined) throw notAcceptable('only JSON is served');
+          this.send(res, 200, path.type === 'legacy-versions' ? apiVersions(this.address) : apiGroupList());
+          return;
+        }
+        case 'group': {
+          const doc = apiGroupDoc(path.group);
+          if (doc === undefined) throw NOT_FOUND;
+          this.send(res, 200, doc);
+          return;
+        }
+        case 'group-version': {
+          const doc = apiResourceList(path.group, path.version);
+          if (doc === undefined) throw NOT_FOUND;
+          this.send(res, 200, doc);
+          return;
+        }
+        default:
+          throw NOT_FOUND;
+      }
+    } catch (err) {
+      this.sendError(res, err);
+    }
+  }
+
+  private resourceType(p: ResourcePath): ResourceType {
+    const r = resourceFor(p.group, p.version, p.plural);
+    if (r === undefined) throw NOT_FOUND;
+    if (!r.namespaced && p.namespace !== undefined) throw NOT_FOUND;
+    if (p.subresource !== undefined && !(p.subresource === 'status' && r.statusSubresource)) throw NOT_FOUND;
+    return r;
+  }
+
+  private async resource(req: IncomingMessage, res: ServerResponse, p: ResourcePath, q: URLSearchParams, accept: ReturnType<typeof parseAccept>, method: string, client: string, watch: boolean): Promise<void> {
+    const r = this.resourceType(p);
+    const namespace = r.namespaced ? p.namespace : undefined;
+    const dryRun = q.getAll('dryRun').includes('All');
+    const target: WriteTarget = { r, namespace, name: p.name, subresource: p.subresource, client, dryRun };
+    switch (method) {
+      case 'GET': {
+        const form = negotiate(accept, { table: true });
+        if (form === undefined) throw notAcceptable('only JSON and the meta.k8s.io Table form are served');
+        const asTable = form === 'table';
+        const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+        if (!['None', 'Metadata', 'Object'].includes(includeObject)) throw badRequest(`includeObject must be None, Metadata or Object`);
+        const table = (objects: ReturnType<typeof typed>[], rv: string) => toTable(r.kind, objects, { now: this.b.clock.date(), includeObject, resourceVersion: rv });
+        const selection = parseSelection(r, q, namespace);
+        if (watch) {
+          if (p.name !== undefined) {
+            // A watch on /NAME is a watch of the collection for that name.
+            selection.fields.push({ field: 'metadata.name', equal: true, value: p.name });
+          }
+          let stop: () => void = () => {};
+          stop = serveWatch(res, {
+            store: this.b.store, history: this.history, resource: r, selection, query: q,
+            contentType: contentTypeOf(form),
+            encode: (o, first) => {
+              if (!asTable) return o;
+              const t = table([o], o.metadata?.resourceVersion ?? '');
+              // Column definitions travel with the first event only, as upstream's watch encoder sends them.
+              return first ? t : { ...t, columnDefinitions: [] };
+            },
+            bookmarksAllowed: !asTable,
+            onEnd: () => this.watches.delete(stop),
+          });
+          this.watches.add(stop);
+          return;
+        }
+        if (p.name !== undefined) {
+          const o = typed(r, getObject(this.b.store, r, p.name, namespace));
+          this.send(res, 200, asTable ? table([o], o.metadata?.resourceVersion ?? '') : o, contentTypeOf(form));
+          return;
+        }
+        const page = listPage(this.b.store, this.history, r, selection, q);
+        const items = page.items.map((o) => typed(r, o));
+        const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
+        if (asTable) {
+          const t = table(items, page.resourceVersion);
+          this.send(res, 200, { ...t, metadata: { ...t.metadata, ...metadata } }, contentTypeOf(form));
+        } else {
+          this.send(res, 200, { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata, items });
+        }
+        return;
+      }
+      case 'POST': {
+        if (p.name !== undefined) throw methodNotAllowed();
+        const created = await createObject(this.b, target, parseJsonBody(await readBody(req)));
+        this.send(res, dryRun ? 200 : 201, created);
+        return;
+      }
+      case 'PUT': {
+        if (p.name === undefined) throw methodNotAllowed();
+        this.send(res, 200, await updateObject(this.b, target, parseJsonBody(await readBody(req))));
+        return;
+      }
+      case 'PATCH': {
+        if (p.name === undefined) throw methodNotAllowed();
+        this.send(res, 200, await patchObject(this.b, target, req.headers['content-type'] ?? '', await readBody(req)));
+        return;
+      }
+      case 'DELETE': {
+        const opts = deleteOptions(await readBody(req), q);
+        if (p.name === undefined) {
+          if (r.kind === 'Namespace') throw methodNotAllowed();
+          const selection = parseSelection(r, q, namespace);
+          const out = await deleteCollection(this.b, target, opts, (o) => selects(r, selection, o));
+          this.send(res, out.code, out.body);
+          return;
+        }
+        const out = await deleteObject(this.b, target, opts);
+        this.send(res, out.code, out.body);
+        return;
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+}
