@@ -35,6 +35,8 @@ export interface ApiServerOptions {
   host: string;
   port: number;
   onRequest?: RequestCounter;
+  /** Store changes kept for resuming watches (default DEFAULT_HISTORY). */
+  historyLimit?: number;
 }
 
 /** A bind address that is not loopback: the API has no authentication, so it never listens beyond this machine. */
@@ -104,7 +106,7 @@ export class ApiServer {
   attach(b: ApiBackend): void {
     for (const stop of [...this.watches]) stop();
     // Before any object exists: the history must hold every change a watch may resume from.
-    this.run = { b, history: new WatchHistory(b.store) };
+    this.run = { b, history: new WatchHistory(b.store, this.opts.historyLimit) };
   }
 
   private get b(): ApiBackend {
