@@ -8,7 +8,8 @@ export function kubeconfigText(serverUrl: string): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: KUBECONFIG_CONTEXT, cluster: { server: serverUrl } }],
+    // Plain HTTP on loopback: client libraries (client-node) refuse http:// unless TLS checks are declared off.
+    clusters: [{ name: KUBECONFIG_CONTEXT, cluster: { server: serverUrl, 'insecure-skip-tls-verify': true } }],
     users: [{ name: KUBECONFIG_CONTEXT, user: {} }],
     contexts: [{ name: KUBECONFIG_CONTEXT, context: { cluster: KUBECONFIG_CONTEXT, user: KUBECONFIG_CONTEXT, namespace: 'default' } }],
     'current-context': KUBECONFIG_CONTEXT,
