@@ -9,6 +9,7 @@ import { RunOverError } from '../runtime/external-writes.js';
 import { contentTypeOf, negotiate, parseAccept } from './accept.js';
 import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, BENCH_VERSION } from './discovery.js';
 import { openApiV3For, openApiV3Index } from './openapi.js';
+import { openApiV2Protobuf, OPENAPI_V2_PROTOBUF_TYPE } from './openapi-v2.js';
 import { parseRequestPath, verbOf, type ResourcePath } from './request-info.js';
 import { getObject, listPage, parseSelection, selects } from './reads.js';
 import { badRequest, methodNotAllowed, notAcceptable, StatusError } from './status.js';
@@ -186,7 +187,13 @@ export class ApiServer {
           res.end('ok');
           return;
         case 'openapi': {
-          // v3 says the server validates (so kubectl apply needs no schema); v2 is not served, which kubectl 1.32 accepts.
+          // v3 says the server validates (so kubectl apply needs no schema); v2, for kubectl before 1.27, says there is nothing to validate.
+          if (path.rest === 'v2') {
+            const body = openApiV2Protobuf();
+            res.writeHead(200, { 'Content-Type': OPENAPI_V2_PROTOBUF_TYPE, 'Content-Length': body.length });
+            res.end(body);
+            return;
+          }
           if (path.rest === 'v3') {
             this.send(res, 200, openApiV3Index());
             return;

@@ -83,6 +83,16 @@ describe('the bench API server', () => {
     assert.deepEqual(rs.find((r) => r.name === 'pods')?.shortNames, ['po']);
     assert.deepEqual(rs.find((r) => r.name === 'pods/status')?.verbs, ['get', 'patch', 'update']);
     assert.equal((await call('GET', '/version')).body.minor, '32');
+    const v3 = await call('GET', '/openapi/v3');
+    const gv = (v3.body.paths as Record<string, { serverRelativeURL: string }>)['apis/snapshot.storage.k8s.io/v1'];
+    assert.ok(gv, 'every served group-version has an OpenAPI v3 document, CRD groups too');
+    const doc = await call('GET', gv.serverRelativeURL);
+    const patchOp = (doc.body.paths as Record<string, { patch: { 'x-kubernetes-group-version-kind': { kind: string }; parameters: { name: string }[]; requestBody?: unknown } }>)['/apis/snapshot.storage.k8s.io/v1/namespaces/{namespace}/volumesnapshots/{name}']!.patch;
+    assert.equal(patchOp['x-kubernetes-group-version-kind'].kind, 'VolumeSnapshot');
+    assert.deepEqual(patchOp.parameters.map((p) => p.name), ['fieldValidation'], 'kubectl apply leaves validation to a server that takes fieldValidation');
+    assert.equal(patchOp.requestBody, undefined, 'no request body: kubectl then builds patches from its own types');
+    const v2 = Buffer.from(await (await fetch(`${base}/openapi/v2`)).arrayBuffer());
+    assert.deepEqual([...v2.subarray(0, 5)], [0x0a, 0x03, 0x32, 0x2e, 0x30], 'protobuf field 1 (swagger) = "2.0"');
     assert.equal((await call('GET', '/apis/no.such.group/v1')).status, 404);
   });
 
@@ -251,6 +261,21 @@ describe('the bench API server', () => {
     assert.equal(first.kind, 'Table');
     assert.ok(first.columnDefinitions.length > 0);
     assert.deepEqual(second.columnDefinitions, []);
+  });
+
+  it('ends the initial events of a sendInitialEvents watch with a bookmark, as watch-list clients wait for', async () => {
+    const seen = await watchLines('/api/v1/namespaces/team/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan', (e) => e.some((x) => x.type === 'BOOKMARK'));
+    assert.deepEqual(seen.map((e) => e.type), ['ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
+    assert.deepEqual((seen[3]!.object as Obj).metadata?.annotations, { 'k8s.io/initial-events-end': 'true' });
+  });
+
+  it('stores a synthesised namespace once a client writes to it', async () => {
+    const before = await call('GET', '/api/v1/namespaces/team');
+    assert.equal((before.body.status as { phase: string }).phase, 'Active');
+    const labelled = await call('PATCH', '/api/v1/namespaces/team', '{"metadata":{"labels":{"owner":"me"}}}', { 'Content-Type': 'application/strategic-merge-patch+json' });
+    assert.equal(labelled.status, 200);
+    assert.equal(store.get('Namespace', 'team')?.metadata?.labels?.owner, 'me');
+    assert.equal((await call('POST', '/api/v1/namespaces', { metadata: { name: 'default' } })).status, 409, 'the system namespaces exist');
   });
 
   it('refuses methods a path does not take', async () => {
