@@ -1,5 +1,6 @@
 // API discovery: the group and resource lists under /api and /apis, in the legacy and the aggregated (apidiscovery.k8s.io) forms.
 import { RESOURCES, type ResourceType } from '../api/resources.js';
+import { hasScale } from './scale.js';
 
 const VERBS_ALL = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 /** Namespaces have no deletecollection upstream. */
@@ -63,8 +64,16 @@ export function apiResourceList(group: string, version: string): object | undefi
       storageVersionHash: '',
     });
     if (r.statusSubresource) resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: VERBS_STATUS });
+    if (hasScale(r)) resources.push({ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: VERBS_STATUS });
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group === '' ? version : `${group}/${version}`, resources };
+}
+
+function subresources(r: ResourceType): object[] {
+  return [
+    ...(r.statusSubresource ? [{ subresource: 'status', responseKind: { group: r.group, version: r.version, kind: r.kind }, verbs: VERBS_STATUS }] : []),
+    ...(hasScale(r) ? [{ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: VERBS_STATUS }] : []),
+  ];
 }
 
 /** The aggregated form: /api answers the core group only, /apis every other one. */
@@ -85,7 +94,7 @@ export function aggregatedDiscovery(core: boolean, apiVersion: 'apidiscovery.k8s
           verbs: verbs(r),
           ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
           ...(r.categories.length > 0 ? { categories: r.categories } : {}),
-          ...(r.statusSubresource ? { subresources: [{ subresource: 'status', responseKind: { group: r.group, version: r.version, kind: r.kind }, verbs: VERBS_STATUS }] } : {}),
+          ...(subresources(r).length > 0 ? { subresources: subresources(r) } : {}),
         })),
       })),
     })),

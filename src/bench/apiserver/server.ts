@@ -14,6 +14,7 @@ import { parseRequestPath, verbOf, type ResourcePath } from './request-info.js';
 import { getObject, listPage, parseSelection, selects } from './reads.js';
 import { badRequest, methodNotAllowed, notAcceptable, StatusError } from './status.js';
 import { toTable, type IncludeObject } from './tables/table.js';
+import { getScale, hasScale, writeScale } from './scale.js';
 import { serveWatch } from './watch.js';
 import { WatchHistory } from './watch-history.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
@@ -238,7 +239,7 @@ export class ApiServer {
     const r = resourceFor(p.group, p.version, p.plural);
     if (r === undefined) throw NOT_FOUND;
     if (!r.namespaced && p.namespace !== undefined) throw NOT_FOUND;
-    if (p.subresource !== undefined && !(p.subresource === 'status' && r.statusSubresource)) throw NOT_FOUND;
+    if (p.subresource !== undefined && !(p.subresource === 'status' && r.statusSubresource) && !(p.subresource === 'scale' && hasScale(r))) throw NOT_FOUND;
     return r;
   }
 
@@ -247,6 +248,10 @@ export class ApiServer {
     const namespace = r.namespaced ? p.namespace : undefined;
     const dryRun = q.getAll('dryRun').includes('All');
     const target: WriteTarget = { r, namespace, name: p.name, subresource: p.subresource, client, dryRun };
+    if (p.subresource === 'scale') {
+      await this.scale(req, res, target, method);
+      return;
+    }
     switch (method) {
       case 'GET': {
         const form = negotiate(accept, { table: true });
@@ -322,6 +327,23 @@ export class ApiServer {
         this.send(res, out.code, out.body);
         return;
       }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  private async scale(req: IncomingMessage, res: ServerResponse, t: WriteTarget, method: string): Promise<void> {
+    if (t.name === undefined) throw NOT_FOUND;
+    switch (method) {
+      case 'GET':
+        this.send(res, 200, getScale(this.b, t));
+        return;
+      case 'PUT':
+        this.send(res, 200, await writeScale(this.b, t, { put: parseJsonBody(await readBody(req)) }));
+        return;
+      case 'PATCH':
+        this.send(res, 200, await writeScale(this.b, t, { patch: await readBody(req), contentType: (req.headers['content-type'] ?? '').split(';')[0]!.trim() }));
+        return;
       default:
         throw methodNotAllowed();
     }

@@ -278,6 +278,23 @@ describe('the bench API server', () => {
     assert.equal((await call('POST', '/api/v1/namespaces', { metadata: { name: 'default' } })).status, 409, 'the system namespaces exist');
   });
 
+  it('scales a StatefulSet through its scale subresource, as kubectl scale does', async () => {
+    const path = '/apis/apps/v1/namespaces/default/statefulsets';
+    await call('POST', path, { metadata: { name: 'db' }, spec: { replicas: 3, selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c' }] } } } });
+    const scale = await call('GET', `${path}/db/scale`);
+    assert.deepEqual({ kind: scale.body.kind, apiVersion: scale.body.apiVersion, spec: scale.body.spec, status: scale.body.status }, { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 3 }, status: { replicas: 0, selector: 'app=db' } });
+    const patched = await call('PATCH', `${path}/db/scale`, '{"spec":{"replicas":1}}', { 'Content-Type': 'application/merge-patch+json' });
+    assert.deepEqual(patched.body.spec, { replicas: 1 });
+    assert.equal(store.get('StatefulSet', 'db', 'default')?.spec?.replicas, 1);
+    const stale = await call('PUT', `${path}/db/scale`, scale.body);
+    assert.equal(stale.status, 409, 'the Scale\'s resourceVersion is the StatefulSet\'s');
+    const negative = await call('PATCH', `${path}/db/scale`, '{"spec":{"replicas":-1}}', { 'Content-Type': 'application/merge-patch+json' });
+    assert.equal(negative.status, 422);
+    const v1 = await call('GET', '/apis/apps/v1');
+    assert.ok((v1.body.resources as { name: string }[]).some((r) => r.name === 'statefulsets/scale'));
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/x/scale')).status, 404, 'pods have no scale subresource');
+  });
+
   it('refuses methods a path does not take', async () => {
     assert.equal((await call('PUT', '/api/v1/namespaces/default/configmaps', {})).status, 405);
     assert.equal((await call('POST', '/api/v1/namespaces/default/configmaps/one', {})).status, 405);
