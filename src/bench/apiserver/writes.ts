@@ -148,9 +148,8 @@ function commit(b: WriteBackend, t: WriteTarget, verb: string, name: string, cur
       else next.status = old.status;
     }
   }
-  next.metadata = { ...(next.metadata as Obj), name, ...(t.r.namespaced ? { namespace: t.namespace } : {}) };
-  delete (next.metadata as Meta).namespace;
-  if (t.r.namespaced) (next.metadata as Meta).namespace = t.namespace;
+  const { namespace: _bodyNamespace, ...rest } = (next.metadata ?? {}) as Meta;
+  next.metadata = { ...rest, name, ...(t.r.namespaced ? { namespace: t.namespace } : {}) };
   next.apiVersion = t.r.apiVersion;
   next.kind = t.r.kind;
   next = admitted(t, name, next, old);
