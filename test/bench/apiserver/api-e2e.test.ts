@@ -114,10 +114,20 @@ describe('lode bench --api with a client attached', { skip: needsRoot }, () => {
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'second', namespace: 'default' });
   });
 
-  it('works for kubectl get -o wide and apply', { skip: kubectl === undefined ? 'kubectl is not installed' : undefined }, () => {
+  it('works for kubectl get -o wide, describe, get -w, apply and delete', { skip: kubectl === undefined ? 'kubectl is not installed' : undefined }, async () => {
     const home = mkdtempSync('/tmp/lode-bench-api-home-');
     try {
       const env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };
+      const describe = spawnSync(kubectl!, ['describe', 'pod', 'first'], { encoding: 'utf8', env });
+      assert.equal(describe.status, 0, describe.stderr);
+      assert.match(describe.stdout, /Status:\s+Running/);
+      assert.match(describe.stdout, /ClaimName:\s+first/);
+      // get -w: the watch prints the object a later apply creates.
+      const watcher = spawn(kubectl!, ['get', 'configmaps', '-w'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let watched = '';
+      const sawApplied = new Promise<void>((resolve) => {
+        watcher.stdout.on('data', (d: Buffer) => { watched += d.toString(); if (watched.includes('applied')) resolve(); });
+      });
       const get = spawnSync(kubectl!, ['get', 'pods', '-A', '-o', 'wide'], { encoding: 'utf8', env });
       assert.equal(get.status, 0, get.stderr);
       assert.match(get.stdout, /default\s+first\b/);
@@ -126,6 +136,12 @@ describe('lode bench --api with a client attached', { skip: needsRoot }, () => {
       const again = spawnSync(kubectl!, ['apply', '-f', '-'], { encoding: 'utf8', env, input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied}\ndata: {a: "2"}\n' });
       assert.equal(again.status, 0, again.stderr);
       assert.match(again.stdout, /configmap\/applied configured/);
+      await sawApplied;
+      watcher.kill('SIGTERM');
+      assert.equal(watched.match(/^NAME\s/gm)?.length, 1, 'the watch printed its header once, then rows');
+      const del = spawnSync(kubectl!, ['delete', 'configmap', 'applied'], { encoding: 'utf8', env });
+      assert.equal(del.status, 0, del.stderr);
+      assert.match(del.stdout, /configmap "applied" deleted/);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -295,6 +295,17 @@ describe('the bench API server', () => {
     assert.equal((await call('GET', '/api/v1/namespaces/default/pods/x/scale')).status, 404, 'pods have no scale subresource');
   });
 
+  it('deletes a collection by selector, and a dry run writes nothing', async () => {
+    const path = '/api/v1/namespaces/dc/configmaps';
+    for (const [n, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) await call('POST', path, { metadata: { name: n, labels: { tier } } });
+    const dry = await call('POST', `${path}?dryRun=All`, { metadata: { name: 'dry' } });
+    assert.equal(dry.status, 200);
+    assert.equal(store.get('ConfigMap', 'dry', 'dc'), undefined, 'dryRun=All stores nothing');
+    const gone = await call('DELETE', `${path}?labelSelector=tier%3Dx`);
+    assert.equal(gone.status, 200);
+    assert.deepEqual(store.list('ConfigMap', 'dc').map((o) => o.metadata?.name), ['c']);
+  });
+
   it('refuses methods a path does not take', async () => {
     assert.equal((await call('PUT', '/api/v1/namespaces/default/configmaps', {})).status, 405);
     assert.equal((await call('POST', '/api/v1/namespaces/default/configmaps/one', {})).status, 405);
