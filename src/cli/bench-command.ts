@@ -199,7 +199,8 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
         onHold: () => { progress.setStep('holding (Ctrl-C to end)'); process.stderr.write('lode bench: last step done; holding the cluster, its clock following wall time (Ctrl-C to end)\n'); },
         onCluster: (cluster) => {
           api?.server.attach(cluster);
-          emergency = () => cluster.emergencyStop();
+          // A forced exit skips the finally below: the kubeconfig it wrote goes with the drivers.
+          emergency = () => cluster.emergencyStop().finally(() => { if (api !== undefined && !api.keep) rmSync(api.kubeconfig, { force: true }); });
           progress.attach(cluster);
           if (eventsMode === 'live' && !jsonToStdout) cluster.events.onEvent((e) => { progress.clear(); out.write(eventLine(e) + '\n'); });
         },

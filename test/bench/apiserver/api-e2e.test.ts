@@ -158,3 +158,12 @@ describe('lode bench --api with a client attached', { skip: needsRoot }, () => {
     rmdirSync(root);
   });
 });
+
+describe('lode bench --api on an address beyond loopback', { skip: needsRoot }, () => {
+  it('refuses it before anything starts, saying why', () => {
+    const r = spawnSync(process.execPath, [MAIN, 'bench', SCENARIO, '--api', '0.0.0.0:6443', '--work-dir', '/nonexistent/never-made'], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /loopback only/);
+    assert.equal(existsSync('/nonexistent/never-made'), false, 'no work dir made');
+  });
+});
