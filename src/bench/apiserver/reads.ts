@@ -28,13 +28,25 @@ export function selects(r: ResourceType, s: Selection, o: AnyObject): boolean {
   return labelsMatch(s.labels, o.metadata?.labels) && fieldsMatch(r.kind, s.fields, o);
 }
 
-/** Every object of the resource, namespaces synthesised where none is stored. */
-export function allObjects(store: ObjectStore, r: ResourceType): AnyObject[] {
-  return r.kind === 'Namespace' ? listNamespaces(store) : store.list(r.kind);
+/** Objects served beside the store (the run's Events). */
+export interface ServedBeside {
+  list(): AnyObject[];
+  get(name: string, namespace: string | undefined): AnyObject | undefined;
 }
 
-export function getObject(store: ObjectStore, r: ResourceType, name: string, namespace: string | undefined): AnyObject {
-  const o = r.kind === 'Namespace' ? getNamespace(store, name) : store.get(r.kind, name, r.namespaced ? namespace : undefined);
+/** Every object of the resource, namespaces synthesised where none is stored, Events from the run's log beside stored ones. */
+export function allObjects(store: ObjectStore, r: ResourceType, events?: ServedBeside): AnyObject[] {
+  if (r.kind === 'Namespace') return listNamespaces(store);
+  if (r.kind === 'Event' && events !== undefined) {
+    const all = [...store.list('Event'), ...events.list()];
+    const key = (o: AnyObject): string => `${o.metadata?.namespace}/${o.metadata?.name}`;
+    return all.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  }
+  return store.list(r.kind);
+}
+
+export function getObject(store: ObjectStore, r: ResourceType, name: string, namespace: string | undefined, events?: ServedBeside): AnyObject {
+  const o = r.kind === 'Namespace' ? getNamespace(store, name) : (store.get(r.kind, name, r.namespaced ? namespace : undefined) ?? (r.kind === 'Event' ? events?.get(name, namespace) : undefined));
   if (o === undefined) throw notFound(r, name);
   return o;
 }
@@ -67,7 +79,7 @@ export interface ListPage {
  * snapshots to serve the first page's state from); a token older than the watch history
  * is refused with 410 Expired, as upstream refuses one older than etcd's compaction.
  */
-export function listPage(store: ObjectStore, history: WatchHistory, r: ResourceType, s: Selection, q: URLSearchParams): ListPage {
+export function listPage(store: ObjectStore, history: WatchHistory, r: ResourceType, s: Selection, q: URLSearchParams, events?: ServedBeside): ListPage {
   const limitText = q.get('limit');
   const limit = limitText === null || limitText === '' ? 0 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, not ${JSON.stringify(limitText)}`);
@@ -80,7 +92,7 @@ export function listPage(store: ObjectStore, history: WatchHistory, r: ResourceT
     after = t.after;
     rv = t.rv;
   }
-  let items = allObjects(store, r).filter((o) => selects(r, s, o));
+  let items = allObjects(store, r, events).filter((o) => selects(r, s, o));
   if (after !== undefined) items = items.filter((o) => objectKey(o) > after!);
   if (limit === 0 || items.length <= limit) return { items, resourceVersion: String(rv) };
   const page = items.slice(0, limit);

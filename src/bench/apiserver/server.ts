@@ -17,8 +17,9 @@ import { toTable, type IncludeObject } from './tables/table.js';
 import { getScale, hasScale, writeScale } from './scale.js';
 import { serveWatch } from './watch.js';
 import { WatchHistory } from './watch-history.js';
+import { ServedEvents } from './served-events.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
-import { toJsonText, typed } from './wire.js';
+import { toJson, toJsonText, typed } from './wire.js';
 
 /** What the server needs of a running cluster (Cluster has all of it). */
 export interface ApiBackend extends WriteBackend {
@@ -98,7 +99,7 @@ const NOT_FOUND = new StatusError(404, 'NotFound', 'the server could not find th
  */
 export class ApiServer {
   private server: Server | undefined;
-  private run: { b: ApiBackend; history: WatchHistory } | undefined;
+  private run: { b: ApiBackend; history: WatchHistory; events: ServedEvents } | undefined;
   private readonly watches = new Set<() => void>();
   private address = '';
 
@@ -108,7 +109,8 @@ export class ApiServer {
   attach(b: ApiBackend): void {
     for (const stop of [...this.watches]) stop();
     // Before any object exists: the history must hold every change a watch may resume from.
-    this.run = { b, history: new WatchHistory(b.store, this.opts.historyLimit) };
+    const history = new WatchHistory(b.store, this.opts.historyLimit);
+    this.run = { b, history, events: new ServedEvents(b.events, b.store, history) };
   }
 
   private get b(): ApiBackend {
@@ -259,7 +261,8 @@ export class ApiServer {
         const asTable = form === 'table';
         const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
         if (!['None', 'Metadata', 'Object'].includes(includeObject)) throw badRequest(`includeObject must be None, Metadata or Object`);
-        const table = (objects: ReturnType<typeof typed>[], rv: string) => toTable(r.kind, objects, { now: this.b.clock.date(), includeObject, resourceVersion: rv });
+        // The printers read wire JSON (timestamps as text), what a real server prints from.
+        const table = (objects: ReturnType<typeof typed>[], rv: string): Record<string, unknown> => toTable(r.kind, objects.map((o) => toJson(o) as Record<string, unknown>), { now: this.b.clock.date(), includeObject, resourceVersion: rv });
         const selection = parseSelection(r, q, namespace);
         if (watch) {
           if (p.name !== undefined) {
@@ -268,7 +271,7 @@ export class ApiServer {
           }
           let stop: () => void = () => {};
           stop = serveWatch(res, {
-            store: this.b.store, history: this.history, resource: r, selection, query: q,
+            store: this.b.store, history: this.history, resource: r, selection, query: q, events: this.run?.events,
             contentType: contentTypeOf(form),
             encode: (o, first) => {
               if (!asTable) return o;
@@ -283,16 +286,16 @@ export class ApiServer {
           return;
         }
         if (p.name !== undefined) {
-          const o = typed(r, getObject(this.b.store, r, p.name, namespace));
+          const o = typed(r, getObject(this.b.store, r, p.name, namespace, this.run?.events));
           this.send(res, 200, asTable ? table([o], o.metadata?.resourceVersion ?? '') : o, contentTypeOf(form));
           return;
         }
-        const page = listPage(this.b.store, this.history, r, selection, q);
+        const page = listPage(this.b.store, this.history, r, selection, q, this.run?.events);
         const items = page.items.map((o) => typed(r, o));
         const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
         if (asTable) {
           const t = table(items, page.resourceVersion);
-          this.send(res, 200, { ...t, metadata: { ...t.metadata, ...metadata } }, contentTypeOf(form));
+          this.send(res, 200, { ...t, metadata: { ...(t.metadata as object), ...metadata } }, contentTypeOf(form));
         } else {
           this.send(res, 200, { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata, items });
         }

@@ -25,11 +25,12 @@ export class WatchHistory {
 
   constructor(store: ObjectStore, private readonly limit = DEFAULT_HISTORY) {
     for (const kind of KINDS) {
-      store.watch(kind, (e) => this.add({ rv: Number(e.object.metadata?.resourceVersion ?? 0), type: e.type, kind, object: e.object, old: e.old }));
+      store.watch(kind, (e) => this.record({ rv: Number(e.object.metadata?.resourceVersion ?? 0), type: e.type, kind, object: e.object, old: e.old }));
     }
   }
 
-  private add(c: Change): void {
+  /** Keeps a change and tells open watches (also for objects served beside the store, such as Events). */
+  record(c: Change): void {
     this.changes.push(c);
     if (this.changes.length > this.limit) this.droppedThrough = this.changes.splice(0, this.changes.length - this.limit).at(-1)!.rv;
     for (const l of this.listeners) l(c);

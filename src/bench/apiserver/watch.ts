@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { AnyObject } from '../api/kinds.js';
 import type { ObjectStore } from '../api/object-store.js';
 import type { ResourceType } from '../api/resources.js';
-import { allObjects, selects, type Selection } from './reads.js';
+import { allObjects, selects, type Selection, type ServedBeside } from './reads.js';
 import { expired, badRequest } from './status.js';
 import { toJsonText, typed } from './wire.js';
 import type { Change, WatchHistory } from './watch-history.js';
@@ -25,6 +25,8 @@ export interface WatchOptions {
   bookmarksAllowed: boolean;
   /** How often a watch that allows bookmarks gets one (wall milliseconds). */
   bookmarkEveryMs?: number;
+  /** The run's Events, served beside the store. */
+  events?: ServedBeside;
   /** Called when the stream ends, to forget it. */
   onEnd: () => void;
 }
@@ -99,7 +101,7 @@ export function serveWatch(res: ServerResponse, o: WatchOptions): () => void {
     }
   } else {
     // "" or "0": the current state as synthetic ADDED events, then changes.
-    for (const obj of allObjects(o.store, o.resource)) if (selects(o.resource, o.selection, obj)) sendObject('ADDED', obj);
+    for (const obj of allObjects(o.store, o.resource, o.events)) if (selects(o.resource, o.selection, obj)) sendObject('ADDED', obj);
     if (sendInitial && o.bookmarksAllowed) bookmark({ 'k8s.io/initial-events-end': 'true' });
   }
   if (q.get('allowWatchBookmarks') === 'true' && o.bookmarksAllowed) {

@@ -306,6 +306,22 @@ describe('the bench API server', () => {
     assert.deepEqual(store.list('ConfigMap', 'dc').map((o) => o.metadata?.name), ['c']);
   });
 
+  it('serves the run\'s event log as Events, found by the field selector kubectl describe sends, and watched as recorded', async () => {
+    const pod = { kind: 'Pod', metadata: { name: 'ev-pod', namespace: 'evns', uid: 'u-ev' } };
+    events.record('default-scheduler', pod, 'Normal', 'Scheduled', 'Successfully assigned evns/ev-pod to n1');
+    const path = '/api/v1/namespaces/evns/events';
+    const found = await call('GET', `${path}?fieldSelector=involvedObject.name%3Dev-pod%2CinvolvedObject.namespace%3Devns%2CinvolvedObject.uid%3Du-ev&limit=500`);
+    assert.deepEqual((found.body.items as { reason: string }[]).map((e) => e.reason), ['Scheduled']);
+    assert.equal(found.body.kind, 'EventList');
+    // Recorded once the watch has sent the current state, so it is open: the new Event must follow.
+    const seen = await watchLines(`${path}?watch=true`, (e) => {
+      if (e.length === 1) events.record('kubelet/n1', pod, 'Warning', 'FailedMount', 'no volume');
+      return e.length >= 2;
+    });
+    assert.deepEqual(seen.map((e) => `${e.type} ${(e.object as { reason: string }).reason}`), ['ADDED Scheduled', 'ADDED FailedMount']);
+    assert.equal(store.count('Event'), 0, 'served beside the store: no uid or resourceVersion taken from it');
+  });
+
   it('refuses methods a path does not take', async () => {
     assert.equal((await call('PUT', '/api/v1/namespaces/default/configmaps', {})).status, 405);
     assert.equal((await call('POST', '/api/v1/namespaces/default/configmaps/one', {})).status, 405);
