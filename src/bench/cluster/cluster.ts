@@ -30,7 +30,9 @@ import { rpcErrorText } from '../nodes/csi-errors.js';
 import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
 import { parsePoolsAnnotation } from '../manifests/node-pools.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
-import { KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
+import { admit } from '../admission/admit.js';
+import { invalidMessage } from '../admission/status.js';
+import { API_VERSIONS, KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { parseQuantity } from '../api/quantity.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
@@ -140,6 +142,9 @@ export class Cluster {
       // Replace the user-owned parts, keep what controllers wrote (status, bookkeeping annotations).
       const merged = { ...existing, ...object, metadata: { ...existing.metadata, ...object.metadata, resourceVersion: undefined, annotations: { ...(existing.metadata?.annotations ?? {}), ...(object.metadata?.annotations ?? {}) } } };
       if ('status' in existing) (merged as { status?: unknown }).status = (existing as { status?: unknown }).status;
+      // Re-applying is an update: immutable fields stay immutable, as kubectl apply finds on a cluster.
+      const { errors } = admit(kind, merged as unknown as Record<string, unknown>, existing as unknown as Record<string, unknown>);
+      if (errors.length > 0) throw new Error(invalidMessage(kind, API_VERSIONS[kind], name, errors));
       this.store.update(kind, merged as KindMap[typeof kind]);
       return;
     }

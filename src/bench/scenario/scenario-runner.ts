@@ -6,7 +6,9 @@ import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, S
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
-import { splitKey } from '../api/kinds.js';
+import { API_VERSIONS, splitKey } from '../api/kinds.js';
+import { admit } from '../admission/admit.js';
+import { invalidMessage } from '../admission/status.js';
 
 export interface RunOptions {
   workDir: string;
@@ -80,7 +82,13 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
           else target[k] = v;
         }
       };
-      const ok = cluster.store.modify(step.kind, step.name, step.namespace, (o) => { merge(o as unknown as Record<string, unknown>, step.merge); });
+      const ok = cluster.store.modify(step.kind, step.name, step.namespace, (o) => {
+        const before = structuredClone(o) as unknown as Record<string, unknown>;
+        merge(o as unknown as Record<string, unknown>, step.merge);
+        // A patch is an update: the API server would refuse one that breaks validation or an immutable field.
+        const { errors } = admit(step.kind, o as unknown as Record<string, unknown>, before);
+        if (errors.length > 0) throw new Error(`patch: ${invalidMessage(step.kind, API_VERSIONS[step.kind], step.name, errors)}`);
+      });
       if (ok === undefined) throw new Error(`patch: ${step.kind} "${step.name}" not found`);
       break;
     }
