@@ -14,6 +14,9 @@ const OPERATORS = ['Equal', 'Exists'] as const;
 const VOLUME_SOURCES = ['hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs',
   'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap', 'vsphereVolume',
   'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image'];
+/** The resource names a container may request besides hugepages-* and extended ones. */
+const CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
+
 /** Resources that may not be overcommitted: requests must equal limits (hugepages, extended resources). */
 function isOvercommitForbidden(name: string): boolean {
   return isHugePages(name) || isExtendedResource(name);
@@ -36,6 +39,7 @@ function checkResources(c: Json, field: string, errors: FieldError[]): void {
     }
     for (const [k, v] of Object.entries(m)) {
       errors.push(...checkQualifiedName(`${field}.${part}[${k}]`, k));
+      if (!CONTAINER_RESOURCES.has(k) && !isHugePages(k) && !isExtendedResource(k)) errors.push(invalid(`${field}.${part}[${k}]`, k, 'must be a standard resource for containers'));
       const n = checkNonNegative(`${field}.${part}[${k}]`, v, errors);
       if (n === undefined) continue;
       values[part].set(k, n);

@@ -33,31 +33,49 @@ export function isControlledBy(pvc: V1PersistentVolumeClaim, pod: V1Pod): boolea
 export interface Requests {
   cpuMilli: number;
   memoryBytes: number;
+  /** Every other requested resource (ephemeral-storage, hugepages-*, extended resources such as nvidia.com/gpu), in base units. */
+  scalar: Record<string, number>;
+}
+
+export function emptyRequests(): Requests {
+  return { cpuMilli: 0, memoryBytes: 0, scalar: {} };
 }
 
 function containerRequests(c: { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }): Requests {
   // A container with limits but no requests requests its limits (API defaulting).
   const req = { ...(c.resources?.limits ?? {}), ...(c.resources?.requests ?? {}) };
+  const scalar: Record<string, number> = {};
+  for (const [k, v] of Object.entries(req)) if (k !== 'cpu' && k !== 'memory') scalar[k] = parseQuantity(v);
   return {
     cpuMilli: req.cpu !== undefined ? Math.round(parseQuantity(req.cpu) * 1000) : 0,
     memoryBytes: req.memory !== undefined ? parseQuantity(req.memory) : 0,
+    scalar,
   };
 }
 
-/** Effective requests: sum of containers, at least the largest init container (NodeResourcesFit). */
+/** Effective requests: sum of containers, at least the largest init container (NodeResourcesFit), per resource. */
 export function podRequests(pod: V1Pod): Requests {
-  const sum: Requests = { cpuMilli: 0, memoryBytes: 0 };
+  const sum = emptyRequests();
   for (const c of pod.spec?.containers ?? []) {
     const r = containerRequests(c);
     sum.cpuMilli += r.cpuMilli;
     sum.memoryBytes += r.memoryBytes;
+    for (const [k, v] of Object.entries(r.scalar)) sum.scalar[k] = (sum.scalar[k] ?? 0) + v;
   }
   for (const c of pod.spec?.initContainers ?? []) {
     const r = containerRequests(c);
     sum.cpuMilli = Math.max(sum.cpuMilli, r.cpuMilli);
     sum.memoryBytes = Math.max(sum.memoryBytes, r.memoryBytes);
+    for (const [k, v] of Object.entries(r.scalar)) sum.scalar[k] = Math.max(sum.scalar[k] ?? 0, v);
   }
   return sum;
+}
+
+/** Adds one pod's requests to a running total. */
+export function addRequests(total: Requests, r: Requests): void {
+  total.cpuMilli += r.cpuMilli;
+  total.memoryBytes += r.memoryBytes;
+  for (const [k, v] of Object.entries(r.scalar)) total.scalar[k] = (total.scalar[k] ?? 0) + v;
 }
 
 /** Pods in a final phase no longer hold node resources. */

@@ -1,28 +1,41 @@
 // The scheduler's node filters and score: NodeResourcesFit, NodeName, NodeUnschedulable, NodeAffinity, TaintToleration.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { parseQuantity } from '../../api/quantity.js';
-import { podRequests, type Requests } from '../../api/pod-helpers.js';
+import { emptyRequests, podRequests, type Requests } from '../../api/pod-helpers.js';
 import { mapSelectorMatches, nodeSelectorMatches, untoleratedTaint } from '../../api/selectors.js';
 
 export interface NodeAllocatable {
   cpuMilli: number;
   memoryBytes: number;
   pods: number;
+  /** Any other resource the node lists (ephemeral-storage, hugepages-*, extended resources). */
+  scalar: Record<string, number>;
 }
 
-/** status.allocatable, else status.capacity; a resource given nowhere is unlimited. */
+/**
+ * status.allocatable, else status.capacity. cpu, memory, pods and ephemeral-storage given
+ * nowhere are unlimited (every real node reports them; a bench Node may leave them out);
+ * hugepages and extended resources given nowhere are absent: a node without GPUs has none.
+ */
 export function allocatable(node: V1Node): NodeAllocatable {
   const a = { ...(node.status?.capacity ?? {}), ...(node.status?.allocatable ?? {}) };
+  const scalar: Record<string, number> = {};
+  for (const [k, v] of Object.entries(a)) if (k !== 'cpu' && k !== 'memory' && k !== 'pods') scalar[k] = parseQuantity(v);
   return {
     cpuMilli: a.cpu !== undefined ? Math.round(parseQuantity(a.cpu) * 1000) : Infinity,
     memoryBytes: a.memory !== undefined ? parseQuantity(a.memory) : Infinity,
     pods: a.pods !== undefined ? parseQuantity(a.pods) : Infinity,
+    scalar,
   };
 }
 
 /** What the pods on a node (bound or assumed) request in total. */
 export interface NodeUsage extends Requests {
   pods: number;
+}
+
+export function emptyUsage(): NodeUsage {
+  return { ...emptyRequests(), pods: 0 };
 }
 
 /**
@@ -47,6 +60,14 @@ export function nodeFitReasons(pod: V1Pod, node: V1Node, usage: NodeUsage): stri
   if (usage.pods + 1 > alloc.pods) reasons.push('Too many pods');
   if (req.cpuMilli > 0 && usage.cpuMilli + req.cpuMilli > alloc.cpuMilli) reasons.push('Insufficient cpu');
   if (req.memoryBytes > 0 && usage.memoryBytes + req.memoryBytes > alloc.memoryBytes) reasons.push('Insufficient memory');
+  // ephemeral-storage first, then the rest by name (upstream walks a map; sorted keeps runs repeatable).
+  const names = Object.keys(req.scalar).sort((x, y) => (x === 'ephemeral-storage' ? -1 : y === 'ephemeral-storage' ? 1 : x.localeCompare(y)));
+  for (const name of names) {
+    const want = req.scalar[name]!;
+    if (want <= 0) continue;
+    const have = alloc.scalar[name] ?? (name === 'ephemeral-storage' ? Infinity : 0);
+    if ((usage.scalar[name] ?? 0) + want > have) reasons.push(`Insufficient ${name}`);
+  }
   return reasons;
 }
 

@@ -2,9 +2,9 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Controller } from '../../runtime/controller.js';
 import type { BenchContext } from '../../runtime/context.js';
-import { isTerminated, podKey, podRequests } from '../../api/pod-helpers.js';
+import { addRequests, isTerminated, podKey, podRequests, type Requests } from '../../api/pod-helpers.js';
 import { splitKey } from '../../api/kinds.js';
-import { nodeFitReasons, nodeScore, type NodeUsage } from './node-fit.js';
+import { emptyUsage, nodeFitReasons, nodeScore, type NodeUsage } from './node-fit.js';
 import { bindApiUpdate, checkBindings, filter, preFilter, type PodVolumes } from './volume-binding.js';
 
 const SOURCE = 'default-scheduler';
@@ -88,10 +88,9 @@ export class Scheduler extends Controller {
   /** Requests of pods bound to or assumed on each node. */
   private nodeUsage(): Map<string, NodeUsage> {
     const usage = new Map<string, NodeUsage>();
-    const add = (node: string, r: { cpuMilli: number; memoryBytes: number }): void => {
-      const u = usage.get(node) ?? { cpuMilli: 0, memoryBytes: 0, pods: 0 };
-      u.cpuMilli += r.cpuMilli;
-      u.memoryBytes += r.memoryBytes;
+    const add = (node: string, r: Requests): void => {
+      const u = usage.get(node) ?? emptyUsage();
+      addRequests(u, r);
       u.pods += 1;
       usage.set(node, u);
     };
@@ -117,7 +116,7 @@ export class Scheduler extends Controller {
     const reasonCounts = new Map<string, number>();
     const feasible: { node: V1Node; volumes: PodVolumes; score: number }[] = [];
     for (const node of nodes) {
-      const u = usage.get(node.metadata?.name ?? '') ?? { cpuMilli: 0, memoryBytes: 0, pods: 0 };
+      const u = usage.get(node.metadata?.name ?? '') ?? emptyUsage();
       let reasons = nodeFitReasons(pod, node, u);
       let volumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
       if (reasons.length === 0) {
