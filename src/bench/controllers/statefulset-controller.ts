@@ -1,8 +1,9 @@
-// The StatefulSet controller: ordinal pods `<sts>-<i>`, claims `<template>-<sts>-<i>` kept on scale-down, OrderedReady or Parallel.
+// The StatefulSet controller: ordinal pods `<sts>-<i>`, claims `<template>-<sts>-<i>` kept or removed per the retention policy, OrderedReady or Parallel.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
+import { retentionOwners, sameOwners } from './claim-retention.js';
 
 const SOURCE = 'statefulset-controller';
 
@@ -30,6 +31,8 @@ export class StatefulSetController extends Controller {
       const ord = Number((p.metadata?.name ?? '').slice(name.length + 1));
       if (Number.isInteger(ord)) byOrdinal.set(ord, p);
     }
+    // Claims follow the retention policy before any pod goes, so a condemned pod's claim leaves with it.
+    for (const [ord, p] of byOrdinal) this.updateClaimOwners(sts, p, ord);
     // Scale down: highest ordinal first; OrderedReady waits for each pod to be gone.
     const extra = [...byOrdinal.keys()].filter((o) => o >= replicas).sort((a, b) => b - a);
     for (const ord of extra) {
@@ -58,6 +61,20 @@ export class StatefulSetController extends Controller {
     });
   }
 
+  private updateClaimOwners(sts: V1StatefulSet, pod: V1Pod, ord: number): void {
+    const namespace = sts.metadata?.namespace ?? 'default';
+    for (const t of sts.spec?.volumeClaimTemplates ?? []) {
+      const claimName = `${t.metadata?.name ?? ''}-${pod.metadata?.name ?? ''}`;
+      const claim = this.ctx.store.get('PersistentVolumeClaim', claimName, namespace);
+      if (claim === undefined || claim.metadata?.deletionTimestamp) continue;
+      const owners = retentionOwners(sts, claim, pod, ord);
+      if (sameOwners(claim.metadata?.ownerReferences, owners)) continue;
+      this.ctx.store.modify('PersistentVolumeClaim', claimName, namespace, (o) => {
+        o.metadata!.ownerReferences = owners.length > 0 ? owners : undefined;
+      });
+    }
+  }
+
   private createPod(sts: V1StatefulSet, ord: number): void {
     const name = sts.metadata?.name ?? '';
     const namespace = sts.metadata?.namespace ?? 'default';
@@ -67,12 +84,14 @@ export class StatefulSetController extends Controller {
       const tName = t.metadata?.name ?? '';
       const claimName = `${tName}-${podName}`;
       if (this.ctx.store.get('PersistentVolumeClaim', claimName, namespace) === undefined) {
-        // Default retention policy (Retain/Retain): the claim outlives the pod and the set, so no ownerReference.
-        this.ctx.store.create('PersistentVolumeClaim', {
+        // Retain (the default) leaves the claim without owners: it outlives the pod and the set.
+        const claim = {
           apiVersion: 'v1', kind: 'PersistentVolumeClaim',
           metadata: { name: claimName, namespace, labels: { ...(sts.spec?.selector?.matchLabels ?? {}), ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}) } },
           spec: structuredClone(t.spec),
-        });
+        };
+        const owners = retentionOwners(sts, claim, undefined, ord);
+        this.ctx.store.create('PersistentVolumeClaim', owners.length > 0 ? { ...claim, metadata: { ...claim.metadata, ownerReferences: owners } } : claim);
         this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`);
       }
       const i = volumes.findIndex((v) => v.name === tName);
