@@ -9,7 +9,7 @@ import { ManifestError, UnmodelledFields } from '../bench/manifests/load-manifes
 import { EVENT_HEADER, eventLine, foldedEventLines } from '../bench/report/event-lines.js';
 import { renderMetrics, renderSummary, renderTables } from '../bench/report/tables.js';
 import { Progress } from '../bench/report/progress.js';
-import type { RunResult } from '../bench/scenario/run-result.js';
+import type { RunFailure, RunResult } from '../bench/scenario/run-result.js';
 import { ApiServer, NotLoopbackError, parseApiAddress } from '../bench/apiserver/server.js';
 import { writeKubeconfig } from '../bench/apiserver/kubeconfig.js';
 
@@ -180,7 +180,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
-  const results: RunResult[] = [];
+  const results: (RunResult | RunFailure)[] = [];
   let exitCode = 0;
   try {
     for (const name of names) {
@@ -216,6 +216,12 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`lode bench: ${err instanceof Error ? err.message : String(err)}\n`);
     exitCode = abort.signal.aborted ? 130 : 1;
+    // --json gets the refusal too: a script reading it must not mistake a refused run for a missing one.
+    results.push({
+      scenario: names[results.length] ?? '',
+      failed: err instanceof ManifestError ? 'manifests' : 'run',
+      errors: err instanceof ManifestError ? err.problems : [err instanceof Error ? err.message : String(err)],
+    });
   } finally {
     if (api !== undefined) {
       await api.server.close();

@@ -49,10 +49,17 @@ export function renderMetrics(r: RunResult): string {
     `time: settled at +${formatDuration(m.settledVirtualMs)} virtual (run ended at +${formatDuration(m.virtualMs)}), ${(m.wallMs / 1000).toFixed(1)} s wall`,
     `events: ${m.events} (${m.eventsPerWallSecond.toFixed(1)}/s wall), reconciles: ${m.reconciles}, peak RSS ${humanBytes(m.peakRssBytes)}`,
   ];
+  const stored = storedKindsText(r);
+  if (stored !== '') lines.push(`kinds stored, not acted upon: ${stored}`);
   if (r.unmodelledFields.length > 0) lines.push(`fields not modelled (ignored): ${r.unmodelledFields.length}${r.unmodelledFields.map((f) => `\n  ${f}`).join('')}`);
   if (r.controllerErrors.length > 0) lines.push(`controller errors: ${r.controllerErrors.length}${r.controllerErrors.slice(0, 10).map((f) => `\n  ${f}`).join('')}`);
   if (r.teardownProblems.length > 0) lines.push(`teardown problems: ${r.teardownProblems.map((f) => `\n  ${f}`).join('')}`);
   return lines.join('\n');
+}
+
+/** "Service (2), ConfigMap (1)": the objects no controller acted on. */
+function storedKindsText(r: RunResult): string {
+  return Object.entries(r.storedKinds).map(([k, n]) => `${k} (${n})`).join(', ');
 }
 
 /** A few plain sentences on what happened, for people who skip the tables. */
@@ -67,6 +74,8 @@ export function renderSummary(r: RunResult): string {
     `${ev('FailedScheduling')} FailedScheduling event(s) (${r.events.filter((e) => e.reason === 'FailedScheduling' && e.message.includes('did not have enough free storage')).length} citing not enough free storage), ${ev('FailedMount')} FailedMount event(s); ${m.mountChecksPassed} mounted volume(s) passed the write/read and size check${m.mountChecksFailed > 0 ? `, ${m.mountChecksFailed} failed it` : ''}.`,
   ];
   if (m.podsStuck.length > 0) lines.push(`${m.podsStuck.length} pod(s) stuck (see "pods stuck" below).`);
+  const stored = storedKindsText(r);
+  if (stored !== '') lines.push(`Kinds stored, not acted upon: ${stored}.`);
   lines.push(`Everything the run created was removed: ${r.teardownProblems.length === 0 ? 'yes' : 'see teardown problems'}.`);
   return lines.join('\n');
 }

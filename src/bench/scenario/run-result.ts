@@ -104,6 +104,16 @@ export interface RunResult {
   marks: MarkSnapshot[];
   metrics: RunMetrics;
   unmodelledFields: string[];
+  /** Objects per kind that were stored and served but that no controller acts on (Service, Secret, ...). */
+  storedKinds: Record<string, number>;
   controllerErrors: string[];
   teardownProblems: string[];
+}
+
+/** A run that did not produce a result: its manifests were refused (nothing was started), or it failed while running. */
+export interface RunFailure {
+  scenario: string;
+  /** `manifests`: refused before any driver started; `run`: failed after. */
+  failed: 'manifests' | 'run';
+  errors: string[];
 }

@@ -165,6 +165,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   if (failure !== undefined || result === undefined) throw failure;
   result.metrics.peakRssBytes = Math.max(peakRss, process.memoryUsage().rss);
   result.unmodelledFields = opts.unmodelled?.list() ?? [];
+  result.storedKinds = opts.unmodelled?.storedKinds() ?? {};
   return result;
 }
 
@@ -252,6 +253,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       peakRssBytes: 0,
     },
     unmodelledFields: [],
+    storedKinds: {},
     controllerErrors: cluster.controllerErrors,
     teardownProblems: [],
   };
