@@ -56,3 +56,12 @@ describe('invalid objects', { skip: needsRoot }, () => {
     }
   });
 });
+
+describe('a PV\'s mountOptions', { skip: needsRoot }, () => {
+  it('reach the mount kubelet asks for', async () => {
+    const r = await runBuiltIn(`${FIXTURES}/mount-options/scenario.yaml`);
+    assert.notEqual(podPhase(r, 'app'), 'Running');
+    const failed = r.events.filter((e) => e.reason === 'FailedMount' && e.name === 'app').map((e) => e.message);
+    assert.ok(failed.some((m) => m.includes('mount_flags (nosuchoption) were refused by the filesystem')), failed.join('\n'));
+  });
+});

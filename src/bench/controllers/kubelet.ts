@@ -53,6 +53,8 @@ interface MountPlan {
   handle: string;
   inline: boolean;
   fsType: string;
+  /** The PV's spec.mountOptions, which kubelet passes to NodeStage and NodePublish. */
+  mountFlags: string[];
   context: Record<string, string>;
   requestBytes: number;
   pvName?: string;
@@ -154,7 +156,7 @@ export class Kubelet extends Controller {
       const attrs = { ...(v.csi.volumeAttributes ?? {}) };
       const handle = 'csi-' + createHash('sha256').update((pod.metadata?.uid ?? '') + v.name).digest('hex');
       return {
-        volumeName: v.name, handle, inline: true, fsType: v.csi.fsType ?? '',
+        volumeName: v.name, handle, inline: true, fsType: v.csi.fsType ?? '', mountFlags: [],
         context: { ...attrs, ...podContext(true), [EPHEMERAL_CONTEXT_KEY]: 'true' },
         requestBytes: attrs.size !== undefined ? parseQuantity(attrs.size) : 0,
       };
@@ -168,7 +170,7 @@ export class Kubelet extends Controller {
     if (pv.spec?.csi?.driver !== this.ctx.driverName) return `volume "${v.name}": only ${this.ctx.driverName} CSI volumes are mounted by the bench`;
     if (!this.driver.installed) return notRegistered(this.ctx.driverName);
     return {
-      volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? '',
+      volumeName: v.name, handle: pv.spec.csi.volumeHandle, inline: false, fsType: pv.spec.csi.fsType ?? '', mountFlags: [...(pv.spec.mountOptions ?? [])],
       context: { ...(pv.spec.csi.volumeAttributes ?? {}), ...podContext(false) },
       requestBytes: requestedBytes(pvc) ?? 0,
       pvName: pv.metadata?.name,
@@ -197,7 +199,7 @@ export class Kubelet extends Controller {
         already.verified = true;
         continue;
       }
-      const capability = { mount: { fs_type: plan.fsType, mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } };
+      const capability = { mount: { fs_type: plan.fsType, mount_flags: plan.mountFlags }, access_mode: { mode: 'SINGLE_NODE_WRITER' as const } };
       let stagingPath: string | undefined;
       if (!plan.inline) {
         stagingPath = this.stagingPath(plan.handle);
