@@ -73,6 +73,57 @@ spec:
     assert.deepEqual(u.list(), ['Pod.spec.containers[].image (first in a.yaml: Pod/a)', 'Pod.spec.restartPolicy (first in a.yaml: Pod/a)']);
   });
 
+  it('reports fields no controller reads even beside modelled ones: a claim volume\'s readOnly, allowVolumeExpansion, attachRequired', () => {
+    const u = new UnmodelledFields();
+    parseManifests(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: i}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: c, readOnly: true}}, {name: s, csi: {driver: lode.csi.dev, readOnly: true}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: c}
+provisioner: lode.csi.dev
+allowVolumeExpansion: true
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: lode.csi.dev}
+spec: {attachRequired: false, podInfoOnMount: true}
+`, 'x.yaml', u);
+    assert.deepEqual(u.list().map((l) => l.split(' ')[0]), [
+      'Pod.spec.containers[].image', 'Pod.spec.volumes[].csi.readOnly', 'Pod.spec.volumes[].persistentVolumeClaim.readOnly',
+      'StorageClass.allowVolumeExpansion', 'CSIDriver.spec.attachRequired',
+    ]);
+  });
+
+  it('stores kinds that do not touch storage, counts them, and refuses unknown kinds plainly', () => {
+    const u = new UnmodelledFields();
+    const objs = parseManifests('apiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec: {ports: [{port: 5432}]}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n', 's.yaml', u);
+    assert.deepEqual(objs.map((o) => o.kind), ['Service', 'ConfigMap']);
+    assert.deepEqual(u.storedKinds(), { Service: 1, ConfigMap: 1 });
+    assert.deepEqual(u.list(), [], 'a stored kind is reported as a whole, not field by field');
+    assert.throws(() => parseManifests('apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: m}\n', 'm.yaml'),
+      /m\.yaml: ServiceMonitor "m": kind: ServiceMonitor \(monitoring\.coreos\.com\/v1\) is not a kind the bench serves; .*custom resources are not served/);
+    assert.throws(() => parseManifests('apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n', 'j.yaml'), /j\.yaml: Job "j": kind: Job is not modelled: .*write the pod template as a Pod/);
+  });
+
+  it('reports every invalid object of a file at once', () => {
+    assert.throws(() => parseManifests(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: a}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: "0"}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: b}
+spec: {resources: {requests: {storage: 1Gi}}}
+`, 'c.yaml'), (err: Error) => err instanceof ManifestError && err.problems.length === 2
+      && err.problems[1] === 'c.yaml: PersistentVolumeClaim "b" is invalid: spec.accessModes: Required value: at least 1 access mode is required');
+  });
+
   it('parses pools and quantities', () => {
     assert.deepEqual(parsePoolsAnnotation('fast=2Gi, bulk=512Mi'), [
       { name: 'fast', sizeBytes: 2 * 2 ** 30, backend: 'loop' }, { name: 'bulk', sizeBytes: 512 * 2 ** 20, backend: 'loop' },

@@ -57,9 +57,11 @@ describe('invalid objects', { skip: needsRoot }, () => {
   });
 });
 
-describe('a PV\'s mountOptions', { skip: needsRoot }, () => {
-  it('reach the mount kubelet asks for', async () => {
+describe('a PV\'s mountOptions, a pod\'s schedulerName', { skip: needsRoot }, () => {
+  it('reach the mount kubelet asks for; a pod for another scheduler is left alone', async () => {
     const r = await runBuiltIn(`${FIXTURES}/mount-options/scenario.yaml`);
+    const other = r.pods.find((p) => p.name === 'default/elsewhere');
+    assert.deepEqual([other?.phase, other?.node, other?.attempts], ['Pending', '', 0]);
     assert.notEqual(podPhase(r, 'app'), 'Running');
     const failed = r.events.filter((e) => e.reason === 'FailedMount' && e.name === 'app').map((e) => e.message);
     assert.ok(failed.some((m) => m.includes('mount_flags (nosuchoption) were refused by the filesystem')), failed.join('\n'));

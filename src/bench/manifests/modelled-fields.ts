@@ -6,23 +6,32 @@ import { isModelledKind, type Kind, type ModelledKind } from '../api/kinds.js';
  * stands for any array index. `metadata.*` is modelled for every kind.
  */
 const CONTAINER = ['name', 'resources.requests.*', 'resources.limits.*'];
+/** A claim's spec, wherever it is written (a claim, an ephemeral volume's template, a StatefulSet's claim templates). */
+const CLAIM_SPEC = ['accessModes.*', 'resources.requests.storage', 'storageClassName', 'volumeName', 'volumeMode', 'selector.*', 'dataSource.*', 'dataSourceRef.*'];
+/** The metadata a controller copies from a claim template onto the claim it creates. */
+const TEMPLATE_META = ['metadata.name', 'metadata.labels.*', 'metadata.annotations.*'];
 const POD_SPEC = [
+  // schedulerName: a pod for another scheduler stays Pending, as no scheduler of that name runs.
   'nodeName', 'nodeSelector.*', 'affinity.nodeAffinity.*', 'tolerations.*', 'schedulerName', 'serviceAccountName',
-  'volumes[].name', 'volumes[].persistentVolumeClaim.*', 'volumes[].ephemeral.*', 'volumes[].csi.*',
+  'volumes[].name', 'volumes[].persistentVolumeClaim.claimName',
+  ...TEMPLATE_META.map((m) => `volumes[].ephemeral.volumeClaimTemplate.${m}`), ...CLAIM_SPEC.map((c) => `volumes[].ephemeral.volumeClaimTemplate.spec.${c}`),
+  'volumes[].csi.driver', 'volumes[].csi.fsType', 'volumes[].csi.volumeAttributes.*',
   ...CONTAINER.map((c) => `containers[].${c}`), ...CONTAINER.map((c) => `initContainers[].${c}`),
 ];
 
 export const MODELLED: Record<ModelledKind, string[]> = {
   Node: ['spec.taints.*', 'spec.unschedulable', 'status.allocatable.*', 'status.capacity.*'],
-  StorageClass: ['provisioner', 'parameters.*', 'reclaimPolicy', 'volumeBindingMode', 'allowedTopologies.*', 'mountOptions.*', 'allowVolumeExpansion'],
-  CSIDriver: ['spec.attachRequired', 'spec.podInfoOnMount', 'spec.storageCapacity', 'spec.volumeLifecycleModes.*'],
+  // allowVolumeExpansion: the bench has no resizer. attachRequired: no attach/detach (Lode's driver needs none).
+  StorageClass: ['provisioner', 'parameters.*', 'reclaimPolicy', 'volumeBindingMode', 'allowedTopologies.*', 'mountOptions.*'],
+  CSIDriver: ['spec.podInfoOnMount', 'spec.storageCapacity', 'spec.volumeLifecycleModes.*'],
   PersistentVolume: ['spec.capacity.storage', 'spec.accessModes.*', 'spec.volumeMode', 'spec.persistentVolumeReclaimPolicy', 'spec.storageClassName',
-    'spec.claimRef.*', 'spec.nodeAffinity.*', 'spec.csi.*', 'spec.mountOptions.*', 'status.*'],
-  PersistentVolumeClaim: ['spec.accessModes.*', 'spec.resources.requests.storage', 'spec.storageClassName', 'spec.volumeName', 'spec.volumeMode', 'spec.selector.*',
-    'spec.dataSource.*', 'spec.dataSourceRef.*', 'status.*'],
+    'spec.claimRef.*', 'spec.nodeAffinity.*', 'spec.csi.driver', 'spec.csi.volumeHandle', 'spec.csi.fsType', 'spec.csi.volumeAttributes.*',
+    'spec.mountOptions.*', 'status.*'],
+  PersistentVolumeClaim: [...CLAIM_SPEC.map((c) => `spec.${c}`), 'status.*'],
   Pod: [...POD_SPEC.map((p) => `spec.${p}`), 'status.*'],
   StatefulSet: ['spec.replicas', 'spec.selector.*', 'spec.serviceName', 'spec.podManagementPolicy', 'spec.template.metadata.*',
-    ...POD_SPEC.map((p) => `spec.template.spec.${p}`), 'spec.volumeClaimTemplates.*', 'spec.persistentVolumeClaimRetentionPolicy.*', 'status.*'],
+    ...POD_SPEC.map((p) => `spec.template.spec.${p}`), 'spec.volumeClaimTemplates[].apiVersion', 'spec.volumeClaimTemplates[].kind', ...TEMPLATE_META.map((m) => `spec.volumeClaimTemplates[].${m}`),
+    ...CLAIM_SPEC.map((c) => `spec.volumeClaimTemplates[].spec.${c}`), 'spec.persistentVolumeClaimRetentionPolicy.*', 'status.*'],
   CSIStorageCapacity: ['storageClassName', 'nodeTopology.*', 'capacity', 'maximumVolumeSize'],
   VolumeSnapshotClass: ['driver', 'deletionPolicy', 'parameters.*'],
   VolumeSnapshot: ['spec.source.persistentVolumeClaimName', 'spec.source.volumeSnapshotContentName', 'spec.volumeSnapshotClassName', 'status.*'],
