@@ -1,8 +1,10 @@
 // Admission: the API server's validation, immutable fields and defaults for the modelled kinds, and the 422 it answers with.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { admit } from '../../src/bench/admission/admit.js';
 import { invalidMessage, invalidStatus } from '../../src/bench/admission/status.js';
+import { applyDefaultStorageClass } from '../../src/bench/admission/default-storage-class.js';
 
 const claim = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' },
@@ -180,5 +182,23 @@ describe('admission: the 422 answer', () => {
     assert.equal(status.message, 'PersistentVolumeClaim "data" is invalid: [spec.accessModes: Unsupported value: "RWO": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod", spec.resources[storage]: Invalid value: "0": must be greater than zero]');
     assert.equal(invalidMessage('StatefulSet', 'apps/v1', 'db', [errors[1]!]), 'StatefulSet.apps "db" is invalid: spec.resources[storage]: Invalid value: "0": must be greater than zero');
     assert.equal(invalidStatus('StorageClass', 'storage.k8s.io/v1', 'c', errors).details.group, 'storage.k8s.io');
+  });
+});
+
+describe('admission: DefaultStorageClass', () => {
+  it('gives a claim that names no class the default one (the newest of several), and leaves an explicit "" alone', () => {
+    const sc = (name: string, created: string, isDefault: boolean): V1StorageClass => ({
+      provisioner: 'p', metadata: { name, creationTimestamp: new Date(created), annotations: isDefault ? { 'storageclass.kubernetes.io/is-default-class': 'true' } : {} },
+    });
+    const classes = [sc('old', '2026-01-01T00:00:00Z', true), sc('new', '2026-06-01T00:00:00Z', true), sc('plain', '2026-09-01T00:00:00Z', false)];
+    const none: V1PersistentVolumeClaim = { spec: { accessModes: ['ReadWriteOnce'] } };
+    assert.equal(applyDefaultStorageClass(none, classes), true);
+    assert.equal(none.spec?.storageClassName, 'new');
+    const explicit: V1PersistentVolumeClaim = { spec: { storageClassName: '' } };
+    assert.equal(applyDefaultStorageClass(explicit, classes), false);
+    assert.equal(explicit.spec?.storageClassName, '');
+    const noDefault: V1PersistentVolumeClaim = { spec: {} };
+    assert.equal(applyDefaultStorageClass(noDefault, [classes[2]!]), false);
+    assert.equal(noDefault.spec?.storageClassName, undefined);
   });
 });

@@ -15,7 +15,7 @@ describe('a helm template output', { skip: needsRoot }, () => {
   it('loads in one go; its StatefulSet runs; the kinds only stored are reported', async () => {
     const r = await runBuiltIn(`${FIXTURES}/helm-chart/scenario.yaml`);
     for (const p of ['release-kv-0', 'release-kv-1']) assert.equal(podPhase(r, p), 'Running', `${p} running`);
-    assert.deepEqual(r.claims.map((c) => `${c.name}:${c.phase}`), ['default/data-release-kv-0:Bound', 'default/data-release-kv-1:Bound']);
+    assert.deepEqual(r.claims.map((c) => `${c.name}:${c.phase}:${c.storageClass}`), ['default/data-release-kv-0:Bound:lode-local', 'default/data-release-kv-1:Bound:lode-local'], 'the default class was given to claims naming none');
     assert.deepEqual(r.storedKinds, { NetworkPolicy: 1, PodDisruptionBudget: 1, ServiceAccount: 1, Secret: 1, ConfigMap: 1, Service: 2 });
   });
 });

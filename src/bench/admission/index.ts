@@ -2,3 +2,4 @@
 export { admit, type AdmissionResult } from './admit.js';
 export type { FieldError, FieldErrorType } from './field-error.js';
 export { invalidMessage, invalidStatus, type InvalidStatus, type StatusCause } from './status.js';
+export { applyDefaultStorageClass, defaultStorageClass } from './default-storage-class.js';

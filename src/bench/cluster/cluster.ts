@@ -1,7 +1,7 @@
 // A simulated cluster: the API store, the control-plane controllers, and per node a real driver with its provisioner, capacity publisher and kubelet.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { ObjectStore } from '../api/object-store.js';
 import { EventLog } from '../api/event-log.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
@@ -32,6 +32,7 @@ import { parsePoolsAnnotation } from '../manifests/node-pools.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
+import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
 import { API_VERSIONS, KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { parseQuantity } from '../api/quantity.js';
 
@@ -153,6 +154,8 @@ export class Cluster {
       return;
     }
     if (kind === 'PersistentVolume') await this.prepareStaticVolume(object as V1PersistentVolume);
+    // DefaultStorageClass admission needs the classes the cluster holds now, so it runs here, not at load.
+    if (kind === 'PersistentVolumeClaim') applyDefaultStorageClass(object as V1PersistentVolumeClaim, this.store.list('StorageClass'));
     this.store.create(kind, object as KindMap[typeof kind]);
   }
 

@@ -4,6 +4,8 @@ import type { BenchContext } from '../runtime/context.js';
 import { podKey } from '../api/pod-helpers.js';
 import { splitKey } from '../api/kinds.js';
 import { isControlledBy } from '../api/pod-helpers.js';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
 
 const SOURCE = 'ephemeral_volume';
 
@@ -30,7 +32,7 @@ export class EphemeralController extends Controller {
         }
         continue;
       }
-      this.ctx.store.create('PersistentVolumeClaim', {
+      const claim: V1PersistentVolumeClaim = {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: {
@@ -41,7 +43,10 @@ export class EphemeralController extends Controller {
           ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
         },
         spec: structuredClone(tmpl.spec),
-      });
+      };
+      // Created through the API server upstream: the DefaultStorageClass plugin applies.
+      applyDefaultStorageClass(claim, this.ctx.store.list('StorageClass'));
+      this.ctx.store.create('PersistentVolumeClaim', claim);
     }
   }
 }

@@ -1,9 +1,10 @@
 // The StatefulSet controller: ordinal pods `<sts>-<i>`, claims `<template>-<sts>-<i>` kept or removed per the retention policy, OrderedReady or Parallel.
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { retentionOwners, sameOwners } from './claim-retention.js';
+import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
 
 const SOURCE = 'statefulset-controller';
 
@@ -85,11 +86,13 @@ export class StatefulSetController extends Controller {
       const claimName = `${tName}-${podName}`;
       if (this.ctx.store.get('PersistentVolumeClaim', claimName, namespace) === undefined) {
         // Retain (the default) leaves the claim without owners: it outlives the pod and the set.
-        const claim = {
+        const claim: V1PersistentVolumeClaim = {
           apiVersion: 'v1', kind: 'PersistentVolumeClaim',
           metadata: { name: claimName, namespace, labels: { ...(sts.spec?.selector?.matchLabels ?? {}), ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}) } },
           spec: structuredClone(t.spec),
         };
+        // The claim is created through the API server upstream, so its admission applies.
+        applyDefaultStorageClass(claim, this.ctx.store.list('StorageClass'));
         const owners = retentionOwners(sts, claim, undefined, ord);
         this.ctx.store.create('PersistentVolumeClaim', owners.length > 0 ? { ...claim, metadata: { ...claim.metadata, ownerReferences: owners } } : claim);
         this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`);
