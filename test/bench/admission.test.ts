@@ -112,6 +112,9 @@ describe('admission: updates', () => {
     next.spec.containers[0]!.image = 'registry.k8s.io/pause:3.10';
     next.spec.tolerations.push({ key: 'x', operator: 'Exists' });
     assert.deepEqual(fields(admit('Pod', next as unknown as Record<string, unknown>, stored)), []);
+    const bare = structuredClone(stored) as { spec: Record<string, unknown> };
+    delete bare.spec.tolerations;
+    assert.deepEqual(fields(admit('Pod', bare as unknown as Record<string, unknown>, stored)), [], 'DefaultTolerationSeconds adds its tolerations on update too');
     next.spec.restartPolicy = 'Never';
     assert.deepEqual(fields(admit('Pod', next as unknown as Record<string, unknown>, stored)), ['FieldValueForbidden spec']);
     const s = admit('StatefulSet', sts()).object;

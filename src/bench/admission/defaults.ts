@@ -47,12 +47,17 @@ function podSpecDefaults(spec: unknown): void {
   }
 }
 
-/** What admission adds to a Pod on create: the ServiceAccount plugin's account, Priority's 0, DefaultTolerationSeconds' two tolerations. */
-function podAdmissionDefaults(spec: unknown): void {
+/** What admission plugins add to a Pod on create: the ServiceAccount plugin's account, Priority's 0. */
+function podCreateAdmissionDefaults(spec: unknown): void {
   if (!isObject(spec)) return;
   setIfAbsent(spec, 'serviceAccountName', 'default');
   setIfAbsent(spec, 'priority', 0);
   setIfAbsent(spec, 'preemptionPolicy', 'PreemptLowerPriority');
+}
+
+/** DefaultTolerationSeconds, on create and update: tolerate not-ready and unreachable nodes for 300 s unless the pod says otherwise. */
+function defaultTolerations(spec: unknown): void {
+  if (!isObject(spec)) return;
   const tolerations = list(spec.tolerations).slice();
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
     const covered = tolerations.some((t) => isObject(t) && (t.key === key || (t.key === undefined && t.operator === 'Exists')) && (t.effect === undefined || t.effect === '' || t.effect === 'NoExecute'));
@@ -90,7 +95,8 @@ export function applyDefaults(kind: string, o: Json, create: boolean): void {
     }
     case 'Pod':
       podSpecDefaults(o.spec);
-      if (create) podAdmissionDefaults(o.spec);
+      if (create) podCreateAdmissionDefaults(o.spec);
+      defaultTolerations(o.spec);
       break;
     case 'StatefulSet': {
       if (!isObject(o.spec)) break;

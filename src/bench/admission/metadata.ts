@@ -1,7 +1,7 @@
 // ObjectMeta rules every kind shares: a name (or generateName) of the kind's shape, a namespace that is a DNS label, valid labels.
 import { invalid, required, type FieldError } from './field-error.js';
 import { isObject, type Json } from './json.js';
-import { check1035Label, checkLabel, checkLabelValue, checkQualifiedName, checkSubdomain } from './names.js';
+import { check1035Label, checkLabel, checkLabelValue, checkQualifiedName, checkSubdomain, labelProblems, subdomainProblems } from './names.js';
 
 export interface MetaRules {
   namespaced: boolean;
@@ -16,8 +16,12 @@ export function validateMetadata(o: Json, rules: MetaRules): FieldError[] {
   const check = rules.name === 'label' ? checkLabel : rules.name === '1035' ? check1035Label : checkSubdomain;
   if (meta.name === undefined || meta.name === '') {
     if (typeof meta.generateName !== 'string' || meta.generateName === '') errors.push(required('metadata.name', 'name or generateName is required'));
-    // A generated name gets a suffix: the prefix may end in '-'.
-    else errors.push(...check('metadata.generateName', meta.generateName.replace(/-+$/, '') + 'x'));
+    else {
+      // A generated name gets a suffix, so the prefix may end in '-'.
+      const prefix = meta.generateName.replace(/-+$/, '');
+      const problems = rules.name === 'subdomain' ? subdomainProblems(prefix) : labelProblems(prefix);
+      for (const m of problems) errors.push(invalid('metadata.generateName', meta.generateName, m));
+    }
   } else if (typeof meta.name !== 'string') {
     errors.push(invalid('metadata.name', meta.name, 'must be a string'));
   } else {
