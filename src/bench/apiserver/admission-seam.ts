@@ -1,25 +1,10 @@
-// Where API writes meet admission: defaulting and validation before the store sees an object (a stand-in until src/bench/admission lands).
+// Where API writes meet admission: defaulting and validation before the store sees an object.
+import { admit as admitObject, type AdmissionResult } from '../admission/admit.js';
 
-/** One field problem, as apimachinery's field.Error reports it. */
-export interface FieldError {
-  field: string;
-  type: string;
-  message: string;
-  value?: unknown;
-}
+export type { AdmissionResult } from '../admission/admit.js';
+export type { FieldError } from '../admission/field-error.js';
 
-export interface AdmissionResult {
-  object: Record<string, unknown>;
-  errors: FieldError[];
-}
-
-/**
- * Admits an object of `kind` (with `old` for an update): the defaulted object and the
- * errors that refuse it. Stand-in: accepts everything unchanged; the admission module
- * replaces this body.
- */
+/** Admits an object of `kind` (with `old` for an update): the defaulted object and the errors that refuse it. */
 export function admit(kind: string, object: Record<string, unknown>, old?: Record<string, unknown>): AdmissionResult {
-  void kind;
-  void old;
-  return { object, errors: [] };
+  return admitObject(kind, object, old);
 }

@@ -96,7 +96,7 @@ describe('lode bench --api with a client attached', { skip: needsRoot }, () => {
 
   it('answers 404, 409 and 422 as the API server does', async () => {
     assert.equal(await status(core.readNamespacedPod({ name: 'nope', namespace: 'default' })), 404);
-    assert.equal(await status(core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { metadata: { name: 'second' }, spec: { resources: { requests: { storage: '1Mi' } } } } })), 409);
+    assert.equal(await status(core.createNamespacedPersistentVolumeClaim({ namespace: 'default', body: { metadata: { name: 'second' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } } } })), 409);
     const stale = await core.readNamespacedPod({ name: 'first', namespace: 'default' });
     await core.patchNamespacedPod({ name: 'first', namespace: 'default', body: { metadata: { labels: { touched: 'now' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     assert.equal(await status(core.replaceNamespacedPod({ name: 'first', namespace: 'default', body: stale })), 409, 'a stale resourceVersion loses');

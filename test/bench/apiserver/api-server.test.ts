@@ -147,7 +147,7 @@ describe('the bench API server', () => {
 
   it('keeps status out of main-resource writes and spec out of status writes', async () => {
     const path = '/api/v1/namespaces/default/persistentvolumeclaims';
-    const created = await call('POST', path, { metadata: { name: 'claim' }, spec: { resources: { requests: { storage: '1Gi' } } }, status: { phase: 'Bound' } });
+    const created = await call('POST', path, { metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }, status: { phase: 'Bound' } });
     assert.deepEqual(created.body.status, { phase: 'Pending' }, 'a create starts from the status the registry sets');
     const st = await call('PUT', `${path}/claim/status`, { ...created.body, spec: { resources: { requests: { storage: '9Gi' } } }, status: { phase: 'Lost' } });
     assert.equal(st.status, 200);
@@ -280,7 +280,7 @@ describe('the bench API server', () => {
 
   it('scales a StatefulSet through its scale subresource, as kubectl scale does', async () => {
     const path = '/apis/apps/v1/namespaces/default/statefulsets';
-    await call('POST', path, { metadata: { name: 'db' }, spec: { replicas: 3, selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c' }] } } } });
+    await call('POST', path, { metadata: { name: 'db' }, spec: { replicas: 3, selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.9' }] } } } });
     const scale = await call('GET', `${path}/db/scale`);
     assert.deepEqual({ kind: scale.body.kind, apiVersion: scale.body.apiVersion, spec: scale.body.spec, status: scale.body.status }, { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 3 }, status: { replicas: 0, selector: 'app=db' } });
     const patched = await call('PATCH', `${path}/db/scale`, '{"spec":{"replicas":1}}', { 'Content-Type': 'application/merge-patch+json' });
