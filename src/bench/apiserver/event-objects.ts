@@ -6,14 +6,15 @@ import { VIRTUAL_EPOCH_MS } from '../clock/virtual-clock.js';
 export interface CoreEvent {
   apiVersion: 'v1';
   kind: 'Event';
-  metadata: { name: string; namespace: string; creationTimestamp: string };
+  /** Times are Dates until the wire, where the clock's display shift moves them as it moves every object's. */
+  metadata: { name: string; namespace: string; creationTimestamp: Date };
   involvedObject: { kind: string; namespace?: string; name: string; uid?: string; apiVersion?: string };
   reason: string;
   message: string;
   type: string;
   source: { component: string; host?: string };
-  firstTimestamp: string;
-  lastTimestamp: string;
+  firstTimestamp: Date;
+  lastTimestamp: Date;
   /** Unset, as client-go's core/v1 recorder leaves it: FIRST SEEN comes from firstTimestamp. */
   eventTime: null;
   count: number;
@@ -21,10 +22,6 @@ export interface CoreEvent {
   reportingInstance: string;
 }
 
-/** RFC 3339 in whole seconds, as metav1.Time is written. */
-function timeText(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /**
  * `kubelet/<node>` is the bench's name for a node's kubelet; on a cluster that is component
@@ -38,7 +35,8 @@ function splitSource(source: string): { component: string; host?: string } {
 /**
  * client-go names an event `<object name>.<event time in Unix nanoseconds, hex>`. Virtual
  * time has millisecond steps and several events share an instant, so the event's position
- * in the run fills the nanoseconds: names stay unique and the same on every run.
+ * in the run fills the nanoseconds: names stay unique and the same on every run (they use
+ * the unshifted time, so a display shift re-set at hold start renames nothing).
  */
 function eventName(e: BenchEvent, epochMs: number): string {
   const nanos = BigInt(epochMs + e.timeMs) * 1_000_000n + BigInt(e.seq % 1_000_000);
@@ -67,7 +65,7 @@ export class EventObjects {
   add(e: BenchEvent): EventChange | undefined {
     const resource = resourceForKind(e.kind);
     if (resource === undefined) return undefined;
-    const at = timeText(this.epochMs + e.timeMs);
+    const at = new Date(this.epochMs + e.timeMs);
     const key = foldKey(e);
     const seen = this.byKey.get(key);
     if (seen !== undefined) {

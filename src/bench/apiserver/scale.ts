@@ -48,7 +48,7 @@ export async function writeScale(b: WriteBackend, t: WriteTarget, body: { put: u
   return b.external.submit('scale statefulsets', () => {
     const sts = b.store.get('StatefulSet', name, t.namespace);
     if (sts === undefined) throw notFound(t.r, name);
-    const current = toJson(scaleOf(sts));
+    const current = toJson(scaleOf(sts), t.displayShiftMs);
     const next = 'put' in body ? body.put : applyPatch(t.r, body.contentType === 'application/strategic-merge-patch+json' ? 'application/merge-patch+json' : body.contentType, current, body.patch);
     if (!isPlainObject(next)) throw badRequest('a Scale is a JSON object');
     const meta = (next.metadata ?? {}) as { resourceVersion?: string };

@@ -110,6 +110,8 @@ export class ApiServer {
     for (const stop of [...this.watches]) stop();
     // Before any object exists: the history must hold every change a watch may resume from.
     const history = new WatchHistory(b.store, this.opts.historyLimit);
+    // The API's now is the wall clock's now from here (Runtime.hold re-sets it when a hold starts).
+    b.clock.alignDisplayToWall();
     this.run = { b, history, events: new ServedEvents(b.events, b.store, history) };
   }
 
@@ -121,6 +123,11 @@ export class ApiServer {
   private get history(): WatchHistory {
     if (this.run === undefined) throw new StatusError(503, 'ServiceUnavailable', 'no bench run is attached yet');
     return this.run.history;
+  }
+
+  /** What every time the API shows is moved by; nothing is shifted before a run is attached. */
+  private get shiftMs(): number {
+    return this.run?.b.clock.displayShiftMs ?? 0;
   }
 
   /** Listens; resolves with the URL clients use. */
@@ -149,7 +156,7 @@ export class ApiServer {
 
   private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
     if (res.headersSent) return;
-    const text = toJsonText(body);
+    const text = toJsonText(body, this.shiftMs);
     res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
     res.end(text);
   }
@@ -249,7 +256,7 @@ export class ApiServer {
     const r = this.resourceType(p);
     const namespace = r.namespaced ? p.namespace : undefined;
     const dryRun = q.getAll('dryRun').includes('All');
-    const target: WriteTarget = { r, namespace, name: p.name, subresource: p.subresource, client, dryRun };
+    const target: WriteTarget = { r, namespace, name: p.name, subresource: p.subresource, client, dryRun, displayShiftMs: this.shiftMs };
     if (p.subresource === 'scale') {
       await this.scale(req, res, target, method);
       return;
@@ -262,7 +269,10 @@ export class ApiServer {
         const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
         if (!['None', 'Metadata', 'Object'].includes(includeObject)) throw badRequest(`includeObject must be None, Metadata or Object`);
         // The printers read wire JSON (timestamps as text), what a real server prints from.
-        const table = (objects: ReturnType<typeof typed>[], rv: string): Record<string, unknown> => toTable(r.kind, objects.map((o) => toJson(o) as Record<string, unknown>), { now: this.b.clock.date(), includeObject, resourceVersion: rv });
+        const table = (objects: ReturnType<typeof typed>[], rv: string): Record<string, unknown> => {
+          const shift = this.shiftMs;
+          return toTable(r.kind, objects.map((o) => toJson(o, shift) as Record<string, unknown>), { now: new Date(this.b.clock.date().getTime() + shift), includeObject, resourceVersion: rv });
+        };
         const selection = parseSelection(r, q, namespace);
         if (watch) {
           if (p.name !== undefined) {
@@ -281,6 +291,7 @@ export class ApiServer {
             },
             bookmarksAllowed: !asTable,
             onEnd: () => this.watches.delete(stop),
+            displayShiftMs: () => this.shiftMs,
           });
           this.watches.add(stop);
           return;

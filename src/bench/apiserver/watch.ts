@@ -29,6 +29,8 @@ export interface WatchOptions {
   events?: ServedBeside;
   /** Called when the stream ends, to forget it. */
   onEnd: () => void;
+  /** The clock's display shift, read per event: a hold that starts re-sets it under an open watch. */
+  displayShiftMs: () => number;
 }
 
 /** What a change looks like to a watch with this selection: objects entering or leaving it are ADDED or DELETED, as the watch cache sends them. */
@@ -65,7 +67,7 @@ export function serveWatch(res: ServerResponse, o: WatchOptions): () => void {
   let ended = false;
   const send = (type: EventType, object: unknown): void => {
     if (ended) return;
-    res.write(toJsonText({ type, object }) + '\n');
+    res.write(toJsonText({ type, object }, o.displayShiftMs()) + '\n');
   };
   const sendObject = (type: EventType, object: AnyObject): void => {
     send(type, o.encode(typed(o.resource, object), first));

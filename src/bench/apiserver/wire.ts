@@ -8,16 +8,20 @@ function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function toJsonText(v: unknown): string {
+/**
+ * Dates are virtual times; `shiftMs` (the clock's display shift) moves them as they are
+ * written, so the store never holds a shifted Date. Text already in an object is left as is.
+ */
+export function toJsonText(v: unknown, shiftMs = 0): string {
   return JSON.stringify(v, function replacer(this: Record<string, unknown>, key: string, value: unknown) {
     const raw = this[key];
-    return raw instanceof Date ? rfc3339(raw) : value;
+    return raw instanceof Date ? rfc3339(new Date(raw.getTime() + shiftMs)) : value;
   });
 }
 
-/** A plain JSON copy (Dates as strings), what patches and clients work on. */
-export function toJson(v: unknown): Json {
-  return JSON.parse(toJsonText(v)) as Json;
+/** A plain JSON copy (Dates as strings, moved by `shiftMs`), what patches and clients work on. */
+export function toJson(v: unknown, shiftMs = 0): Json {
+  return JSON.parse(toJsonText(v, shiftMs)) as Json;
 }
 
 /** The object with the apiVersion and kind of the resource it is served as (the store keeps whatever the manifest said). */

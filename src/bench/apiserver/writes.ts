@@ -27,6 +27,8 @@ export interface WriteTarget {
   /** The User-Agent's first token: who wrote, in the event log. */
   client: string;
   dryRun: boolean;
+  /** The clock's display shift: the stored object's Dates go to the client, and to patches, moved by it. */
+  displayShiftMs: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -134,7 +136,8 @@ function commit(b: WriteBackend, t: WriteTarget, verb: string, name: string, cur
   const m = meta(input);
   if (m.name !== undefined && m.name !== name) throw badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
   if (t.r.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== t.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  const old = toJson(cur.object) as Obj;
+  // Shifted as the client saw it, so a read-modify-write of an unchanged object compares equal.
+  const old = toJson(cur.object, t.displayShiftMs) as Obj;
   const rv = m.resourceVersion;
   if (cur.stored && rv !== undefined && rv !== '' && rv !== meta(old).resourceVersion) throw conflict(t.r, name);
   let next: Obj;
@@ -185,7 +188,7 @@ export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: 
   const name = needName(t);
   return b.external.submit(`patch ${t.r.plural}`, () => {
     const cur = current(b, t, name);
-    const patched = applyPatch(t.r, contentType, toJson(typed(t.r, cur.object)), body);
+    const patched = applyPatch(t.r, contentType, toJson(typed(t.r, cur.object), t.displayShiftMs), body);
     if (!isPlainObject(patched)) throw badRequest('the patched object is not a JSON object');
     const m = meta(patched);
     // A patch may not rename or move the object: that is the immutable-field error upstream gives.

@@ -20,6 +20,13 @@ export class VirtualClock {
   private seq = 0;
   private readonly timers = new Map<number, Timer>();
 
+  /**
+   * Added to every time the Kubernetes API shows, never to what is stored or reported:
+   * kubectl measures some ages against its own wall clock, which a fixed epoch (and the
+   * scripted steps' jumps ahead) would put months off or in the future.
+   */
+  displayShiftMs = 0;
+
   /** Milliseconds since the start of the run. */
   now(): number {
     return this.nowMs;
@@ -28,6 +35,11 @@ export class VirtualClock {
   /** The current instant as a Date, for object timestamps. */
   date(): Date {
     return new Date(VIRTUAL_EPOCH_MS + this.nowMs);
+  }
+
+  /** Sets the display shift so that the API's now is the wall clock's now. */
+  alignDisplayToWall(): void {
+    this.displayShiftMs = Date.now() - this.date().getTime();
   }
 
   /** Calls `callback` once `delayMs` of virtual time have passed; returns an id for cancel(). */

@@ -116,6 +116,8 @@ export class Runtime {
   async hold(until: AbortSignal): Promise<void> {
     const wallStart = Date.now();
     const virtualStart = this.clock.now();
+    // The steps have moved virtual time ahead; from here it follows the wall clock, so one shift holds for the whole hold.
+    this.clock.alignDisplayToWall();
     const ended = new Promise<void>((resolve) => {
       if (until.aborted) resolve();
       else until.addEventListener('abort', () => resolve(), { once: true });

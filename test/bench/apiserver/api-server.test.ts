@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ObjectStore } from '../../../src/bench/api/object-store.js';
 import { EventLog } from '../../../src/bench/api/event-log.js';
-import { VirtualClock } from '../../../src/bench/clock/virtual-clock.js';
+import { VIRTUAL_EPOCH_MS, VirtualClock } from '../../../src/bench/clock/virtual-clock.js';
 import { Runtime } from '../../../src/bench/runtime/runtime.js';
 import { ApiServer } from '../../../src/bench/apiserver/server.js';
 
@@ -320,6 +320,37 @@ describe('the bench API server', () => {
     });
     assert.deepEqual(seen.map((e) => `${e.type} ${(e.object as { reason: string }).reason}`), ['ADDED Scheduled', 'ADDED FailedMount']);
     assert.equal(store.count('Event'), 0, 'served beside the store: no uid or resourceVersion taken from it');
+  });
+
+  it('shows times moved to the wall clock while the stored objects keep their virtual ones', async () => {
+    // A bound against a wrong epoch, not a timing: unshifted, these read 2026-01-01, months from now.
+    const nearNow = (text: unknown, what: string): void => {
+      const off = Math.abs(Date.parse(String(text)) - Date.now());
+      assert.ok(off < 5_000, `${what} ${String(text)} is ${off} ms from the wall clock`);
+    };
+    const created = await call('POST', '/api/v1/namespaces/default/configmaps', cm('wall-now'));
+    assert.equal(created.status, 201);
+    nearNow(created.body.metadata?.creationTimestamp, 'creationTimestamp');
+    nearNow((await call('GET', '/api/v1/namespaces/default/configmaps/wall-now')).body.metadata?.creationTimestamp, 'read-back creationTimestamp');
+    const stored = store.get('ConfigMap', 'wall-now', 'default')!.metadata!.creationTimestamp as unknown;
+    assert.ok(stored instanceof Date, 'the store keeps a Date');
+    assert.ok(stored.getTime() >= VIRTUAL_EPOCH_MS && stored.getTime() <= clock.date().getTime(), `stored ${stored.toISOString()} is virtual time`);
+    const evs = await call('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dwall-now');
+    const ev = (evs.body.items as { reason: string; firstTimestamp: string; lastTimestamp: string; metadata: { creationTimestamp: string } }[])[0]!;
+    assert.equal(ev.reason, 'ApiWrite');
+    nearNow(ev.lastTimestamp, 'event lastTimestamp');
+    nearNow(ev.firstTimestamp, 'event firstTimestamp');
+    nearNow(ev.metadata.creationTimestamp, 'event creationTimestamp');
+    const tableAccept = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+    const cell = (t: Obj, column: string): unknown => {
+      const i = (t.columnDefinitions as { name: string }[]).findIndex((c) => c.name === column);
+      assert.ok(i >= 0, `a ${column} column`);
+      return (t.rows as { cells: unknown[] }[])[0]!.cells[i];
+    };
+    const age = cell((await call('GET', '/api/v1/namespaces/default/configmaps/wall-now', undefined, tableAccept)).body, 'Age');
+    assert.match(String(age), /^\ds$/, `AGE of a just-created object: ${String(age)}`);
+    const evTable = (await call('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dwall-now', undefined, tableAccept)).body;
+    assert.match(String(cell(evTable, 'Last Seen')), /^\ds$/, 'LAST SEEN of a just-recorded event');
   });
 
   it('refuses methods a path does not take', async () => {
