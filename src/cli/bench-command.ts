@@ -8,6 +8,7 @@ import { runScenario } from '../bench/scenario/scenario-runner.js';
 import { ManifestError, UnmodelledFields } from '../bench/manifests/load-manifests.js';
 import { EVENT_HEADER, eventLine, foldedEventLines } from '../bench/report/event-lines.js';
 import { renderMetrics, renderSummary, renderTables } from '../bench/report/tables.js';
+import { renderApiRequests } from '../bench/report/api-requests.js';
 import { Progress } from '../bench/report/progress.js';
 import type { RunFailure, RunResult } from '../bench/scenario/run-result.js';
 import { ApiServer, NotLoopbackError, parseApiAddress } from '../bench/apiserver/server.js';
@@ -208,7 +209,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       }).finally(() => progress.stop());
       results.push(result);
       if (eventsMode === 'folded') say(`\n${EVENT_HEADER}\n${foldedEventLines(result.events).join('\n')}`);
-      say(`\n${renderTables(result)}\n\n${renderMetrics(result)}\n\nSummary\n${renderSummary(result)}`);
+      say(`\n${renderTables(result)}\n\n${renderMetrics(result)}\n\n${renderApiRequests(result)}\n\nSummary\n${renderSummary(result)}`);
       const timedOut = result.waits.filter((w) => w.outcome !== 'condition');
       for (const w of timedOut) say(`note: step ${w.step + 1} (wait for ${w.label}) ended by ${w.outcome}, not by its condition`);
       if (result.teardownProblems.some((p) => !p.startsWith('left behind'))) exitCode = 1;

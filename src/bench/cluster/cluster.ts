@@ -3,6 +3,14 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { ObjectStore } from '../api/object-store.js';
+import { ClientView, type ClientPolicy } from '../api/client-view.js';
+import { RequestCounts } from '../api/request-counts.js';
+import { EventRequests } from '../api/event-requests.js';
+import {
+  INFORMERS, KCM_SHARED_INFORMERS, SCHEDULER, SNAPSHOT_CONTROLLER, clientForEventSource, ephemeralPolicy, garbageCollectorPolicy, kcm, kubectlPolicy,
+  kubeletClient, kubeletPolicy, protectionPolicy, provisionerClient, provisionerPolicy, pvControllerPolicy, schedulerPolicy, snapshotControllerPolicy,
+  snapshotterClient, snapshotterPolicy, statefulSetPolicy,
+} from '../api/upstream-clients.js';
 import { EventLog } from '../api/event-log.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import { Runtime } from '../runtime/runtime.js';
@@ -70,7 +78,12 @@ export class Cluster {
   readonly events: EventLog;
   readonly metrics = new BenchMetrics();
   readonly runtime: Runtime;
+  /** The shared parts of every controller's context; each controller gets its own client view of the store on top. */
   readonly ctx: BenchContext;
+  /** API requests by client, verb and resource (see docs/bench.md, "API requests"). */
+  readonly requests = new RequestCounts();
+  /** The scenario's own writes (manifests applied, steps), as kubectl would send them. */
+  readonly kubectl: ClientView;
   readonly scheduler: Scheduler;
   readonly nodes = new Map<string, SimNode>();
   readonly controllerErrors: string[] = [];
@@ -95,26 +108,38 @@ export class Cluster {
       store: this.store, clock: this.clock, events: this.events, random: new SeededRandom(opts.seed), metrics: this.metrics,
       driverName: opts.driverName ?? 'lode.csi.dev', systemNamespace: 'lode-system',
     };
+    this.kubectl = new ClientView(this.store, this.requests, kubectlPolicy);
+    const eventRequests = new EventRequests(this.requests, (source) => clientForEventSource(source, this.driverName));
+    this.events.onEvent((e) => eventRequests.observe(e));
     mkdirSync(join(opts.workDir, 'nodes'), { recursive: true });
+    const now = this.clock.now();
+    this.requests.informer(SCHEDULER, INFORMERS.scheduler, now);
+    this.requests.informer(KCM_SHARED_INFORMERS, INFORMERS.controllerManager, now);
+    this.requests.informer(kcm('generic-garbage-collector'), INFORMERS.garbageCollector, now);
+    this.requests.informer(SNAPSHOT_CONTROLLER, INFORMERS.snapshotController, now);
     // Registration order is the runtime's priority order (see Runtime).
-    this.runtime.register(new EphemeralController(this.ctx));
-    this.scheduler = new Scheduler(this.ctx);
+    this.runtime.register(new EphemeralController(this.as(ephemeralPolicy)));
+    this.scheduler = new Scheduler(this.as(schedulerPolicy));
     this.runtime.register(this.scheduler);
-    this.runtime.register(new PvController(this.ctx));
-    this.runtime.register(new ProtectionController(this.ctx));
-    this.runtime.register(new GarbageCollector(this.ctx));
-    this.runtime.register(new StatefulSetController(this.ctx));
-    this.runtime.register(new SnapshotController(this.ctx));
+    this.runtime.register(new PvController(this.as(pvControllerPolicy)));
+    this.runtime.register(new ProtectionController(this.as(protectionPolicy)));
+    this.runtime.register(new GarbageCollector(this.as(garbageCollectorPolicy)));
+    this.runtime.register(new StatefulSetController(this.as(statefulSetPolicy)));
+    this.runtime.register(new SnapshotController(this.as(snapshotControllerPolicy)));
     this.mode = opts.provisioning ?? 'distributed';
     this.router = new CentralRouter(this.metrics);
     if (this.mode === 'central') {
-      const capacity = new CapacityPublisher(this.ctx, 'capacity', {
+      this.requests.informer(provisionerClient(undefined), INFORMERS.provisionerCentral, now);
+      // The capacity owner lookup (--capacity-ownerref-level=1): the provisioner's own pod, once.
+      this.requests.record(provisionerClient(undefined), 'get', 'pods');
+      const central = this.as(provisionerPolicy(undefined));
+      const capacity = new CapacityPublisher(central, 'capacity', {
         targets: () => this.router.segments().map((e) => ({ segment: e.segment, getCapacity: (req) => this.router.getCapacity(e, req, CALL_TIMEOUT_MS) })),
         managedBy: 'external-provisioner',
         pollMs: opts.capacityPollMs ?? CAPACITY_POLL_MS,
       });
       this.centralCapacity = capacity;
-      this.runtime.register(new CentralProvisioner(this.ctx, this.router, () => capacity.refresh()));
+      this.runtime.register(new CentralProvisioner(central, this.router, () => capacity.refresh()));
       this.runtime.register(capacity);
       capacity.start();
     }
@@ -130,6 +155,22 @@ export class Cluster {
     return this.ctx.driverName;
   }
 
+  /** The kubelet's client for a node: its informers open when it starts, before it registers the Node. */
+  private startKubeletClient(node: string): BenchContext {
+    this.requests.informer(kubeletClient(node), INFORMERS.kubelet, this.clock.now());
+    return this.as(kubeletPolicy(node));
+  }
+
+  /** A controller's context: the shared parts with a client view of the store of its own. */
+  private as(policy: ClientPolicy): BenchContext {
+    return { ...this.ctx, store: new ClientView(this.store, this.requests, policy) };
+  }
+
+  /** The API requests so far (informers' watches counted up to now). */
+  apiRequests(): ReturnType<RequestCounts['rows']> {
+    return this.requests.rows(this.clock.now());
+  }
+
   /** Creates or replaces objects, starting a driver for each new Node that lists Lode pools. */
   async apply(objects: LoadedObject[]): Promise<void> {
     for (const { kind, object } of objects) await this.applyOne(kind, structuredClone(object));
@@ -138,7 +179,8 @@ export class Cluster {
   private async applyOne(kind: Kind, object: AnyObject): Promise<void> {
     const name = object.metadata?.name ?? '';
     const ns = object.metadata?.namespace;
-    const existing = name ? this.store.get(kind, name, ns) : undefined;
+    // kubectl apply reads the object first, then creates it or patches it.
+    const existing = name ? this.kubectl.get(kind, name, ns) : undefined;
     if (existing !== undefined) {
       // Replace the user-owned parts, keep what controllers wrote (status, bookkeeping annotations).
       const merged = { ...existing, ...object, metadata: { ...existing.metadata, ...object.metadata, resourceVersion: undefined, annotations: { ...(existing.metadata?.annotations ?? {}), ...(object.metadata?.annotations ?? {}) } } };
@@ -146,7 +188,7 @@ export class Cluster {
       // Re-applying is an update: immutable fields stay immutable, as kubectl apply finds on a cluster.
       const { errors } = admit(kind, merged as unknown as Record<string, unknown>, existing as unknown as Record<string, unknown>);
       if (errors.length > 0) throw new Error(invalidMessage(kind, API_VERSIONS[kind], name, errors));
-      this.store.update(kind, merged as KindMap[typeof kind]);
+      this.kubectl.update(kind, merged as KindMap[typeof kind]);
       return;
     }
     if (kind === 'Node') {
@@ -156,7 +198,7 @@ export class Cluster {
     if (kind === 'PersistentVolume') await this.prepareStaticVolume(object as V1PersistentVolume);
     // DefaultStorageClass admission needs the classes the cluster holds now, so it runs here, not at load.
     if (kind === 'PersistentVolumeClaim') applyDefaultStorageClass(object as V1PersistentVolumeClaim, this.store.list('StorageClass'));
-    this.store.create(kind, object as KindMap[typeof kind]);
+    this.kubectl.create(kind, object as KindMap[typeof kind]);
   }
 
   private async addNode(node: V1Node): Promise<void> {
@@ -166,14 +208,16 @@ export class Cluster {
     if (poolsAnn === undefined) {
       // No Lode pools: no driver, but a kubelet still runs the node's pods.
       const absent = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false });
-      const kubelet = new Kubelet(this.ctx, absent);
+      const kubeletCtx = this.startKubeletClient(name);
+      const kubelet = new Kubelet(kubeletCtx, absent);
       this.plainKubelets.push(kubelet);
-      this.store.create('Node', node);
+      kubeletCtx.store.create('Node', node);
       this.runtime.register(kubelet);
       return;
     }
     const driver = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnn) });
-    const kubelet = new Kubelet(this.ctx, driver);
+    const kubeletCtx = this.startKubeletClient(name);
+    const kubelet = new Kubelet(kubeletCtx, driver);
     await driver.start();
     if (this.mode === 'central') {
       const info = await driver.client.nodeGetInfo({});
@@ -183,16 +227,19 @@ export class Cluster {
       this.router.add({ node: name, segment: topology, driver });
       // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
       node.metadata!.labels = { ...node.metadata!.labels, ...topology };
-      this.store.create('Node', node);
+      kubeletCtx.store.create('Node', node);
       if (snapshotter) this.runtime.register(snapshotter);
       this.runtime.register(kubelet);
       this.centralCapacity?.refresh();
       return;
     }
     const capacityRef: { p?: CapacityPublisher } = {};
-    const provisioner = new ExternalProvisioner(this.ctx, driver, { onCapacityChange: () => capacityRef.p?.refresh() });
+    const provisionerCtx = this.as(provisionerPolicy(name));
+    this.requests.informer(provisionerClient(name), INFORMERS.provisionerNode, this.clock.now());
+    this.requests.record(provisionerClient(name), 'get', 'pods');
+    const provisioner = new ExternalProvisioner(provisionerCtx, driver, { onCapacityChange: () => capacityRef.p?.refresh() });
     await provisioner.init();
-    const capacity = new CapacityPublisher(this.ctx, `capacity/${name}`, {
+    const capacity = new CapacityPublisher(provisionerCtx, `capacity/${name}`, {
       targets: () => [{ segment: provisioner.topology, getCapacity: (req) => driver.client.getCapacity(req, { timeoutMs: CALL_TIMEOUT_MS }) }],
       managedBy: `external-provisioner-${name}`,
       pollMs: this.opts.capacityPollMs ?? CAPACITY_POLL_MS,
@@ -201,7 +248,7 @@ export class Cluster {
     const snapshotter = await this.snapshotterFor(driver);
     this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet, ...(snapshotter ? { snapshotter } : {}) });
     node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
-    this.store.create('Node', node);
+    kubeletCtx.store.create('Node', node);
     this.runtime.register(provisioner);
     this.runtime.register(capacity);
     if (snapshotter) this.runtime.register(snapshotter);
@@ -216,7 +263,8 @@ export class Cluster {
   private async snapshotterFor(driver: NodeDriver): Promise<CsiSnapshotter | undefined> {
     const caps = await driver.client.controllerGetCapabilities({});
     if (!(caps.capabilities ?? []).some((c) => c.rpc?.type === 'CREATE_DELETE_SNAPSHOT')) return undefined;
-    return new CsiSnapshotter(this.ctx, driver);
+    this.requests.informer(snapshotterClient(driver.nodeName), INFORMERS.csiSnapshotter, this.clock.now());
+    return new CsiSnapshotter(this.as(snapshotterPolicy(driver.nodeName)), driver);
   }
 
   /**
@@ -249,7 +297,7 @@ export class Cluster {
     const obj = this.store.get(kind, name, namespace);
     if (obj === undefined) return false;
     const onNode = kind === 'Pod' && Boolean((obj as KindMap['Pod']).spec?.nodeName);
-    return this.store.delete(kind, name, namespace, onNode);
+    return this.kubectl.delete(kind, name, namespace, onNode);
   }
 
   node(name: string): SimNode {

@@ -1,12 +1,13 @@
 // What every controller gets: the API store, the clock, the event log, seeded randomness and metrics.
-import type { ObjectStore } from '../api/object-store.js';
+import type { StoreApi } from '../api/client-view.js';
 import type { EventLog } from '../api/event-log.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 import type { SeededRandom } from './seeded-random.js';
 import type { BenchMetrics } from './metrics.js';
 
 export interface BenchContext {
-  store: ObjectStore;
+  /** The component's own client view of the store (its reads and writes are counted as its requests). */
+  store: StoreApi;
   clock: VirtualClock;
   events: EventLog;
   random: SeededRandom;

@@ -1,6 +1,7 @@
 // What a finished run reports: the final cluster state, the event log and the metrics, as plain data (also the --json shape).
 import type { BenchEvent } from '../api/event-log.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
+import type { RequestCount, RequestTotals } from '../api/request-counts.js';
 
 export interface PodRow {
   name: string;
@@ -108,6 +109,18 @@ export interface RunResult {
   storedKinds: Record<string, number>;
   controllerErrors: string[];
   teardownProblems: string[];
+  /** API requests by client, verb and resource, as the upstream components would send them (docs/bench.md, "API requests"). */
+  apiRequests: RequestCount[];
+  apiRequestTotals: ApiRequestTotals;
+}
+
+export interface ApiRequestTotals extends RequestTotals {
+  /** Pods at the end of the run. */
+  pods: number;
+  /** total / pods (0 without pods). */
+  perPod: number;
+  /** Requests by client, summed over verbs and resources. */
+  byClient: Record<string, number>;
 }
 
 /** A run that did not produce a result: its manifests were refused (nothing was started), or it failed while running. */

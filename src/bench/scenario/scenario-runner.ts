@@ -9,6 +9,7 @@ import { podKey } from '../api/pod-helpers.js';
 import { API_VERSIONS, splitKey } from '../api/kinds.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
+import { apiRequestResult } from '../report/api-requests.js';
 
 export interface RunOptions {
   workDir: string;
@@ -82,7 +83,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
           else target[k] = v;
         }
       };
-      const ok = cluster.store.modify(step.kind, step.name, step.namespace, (o) => {
+      const ok = cluster.kubectl.modify(step.kind, step.name, step.namespace, (o) => {
         const before = structuredClone(o) as unknown as Record<string, unknown>;
         merge(o as unknown as Record<string, unknown>, step.merge);
         // A patch is an update: the API server would refuse one that breaks validation or an immutable field.
@@ -93,7 +94,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       break;
     }
     case 'scale': {
-      const ok = cluster.store.modify('StatefulSet', step.statefulSet, step.namespace, (o) => { o.spec!.replicas = step.replicas; });
+      const ok = cluster.kubectl.modify('StatefulSet', step.statefulSet, step.namespace, (o) => { o.spec!.replicas = step.replicas; });
       if (ok === undefined) throw new Error(`scale: StatefulSet "${step.statefulSet}" not found`);
       break;
     }
@@ -256,5 +257,6 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     storedKinds: {},
     controllerErrors: cluster.controllerErrors,
     teardownProblems: [],
+    ...apiRequestResult(cluster.apiRequests(), pods.length),
   };
 }

@@ -1,6 +1,6 @@
 // The scheduler's VolumeBinding plugin: PreFilter, Filter (FindPodVolumes), and the PreBind API writes and checks.
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
-import type { ObjectStore } from '../../api/object-store.js';
+import type { StoreApi } from '../../api/client-view.js';
 import {
   ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, NO_PROVISIONER, REASON_BIND_CONFLICT,
   REASON_NODE_CONFLICT, REASON_NOT_ENOUGH_SPACE, REASON_PV_NOT_EXIST, REASON_UNBOUND_IMMEDIATE,
@@ -34,14 +34,14 @@ export function isFullyBound(pvc: V1PersistentVolumeClaim): boolean {
   return (pvc.spec?.volumeName ?? '') !== '' && pvc.metadata?.annotations?.[ANN_BIND_COMPLETED] !== undefined;
 }
 
-function isDelayed(store: ObjectStore, pvc: V1PersistentVolumeClaim): boolean {
+function isDelayed(store: StoreApi, pvc: V1PersistentVolumeClaim): boolean {
   const className = pvc.spec?.storageClassName ?? '';
   if (className === '') return false;
   const sc = store.get('StorageClass', className);
   return sc?.volumeBindingMode === 'WaitForFirstConsumer';
 }
 
-export function preFilter(store: ObjectStore, pod: V1Pod): PodClaimState {
+export function preFilter(store: StoreApi, pod: V1Pod): PodClaimState {
   const state: PodClaimState = { bound: [], toBind: [] };
   const ns = pod.metadata?.namespace ?? 'default';
   let immediateUnbound = false;
@@ -134,7 +134,7 @@ function topologyAllowed(sc: V1StorageClass, node: V1Node): boolean {
 }
 
 /** hasEnoughCapacity: CSIDriver storageCapacity gate, then the first CSIStorageCapacity that fits the claim. */
-export function hasEnoughCapacity(store: ObjectStore, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node): boolean {
+export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node): boolean {
   const request = requestedBytes(pvc);
   if (request === undefined) return true;
   const driver = store.get('CSIDriver', provisioner);
@@ -150,7 +150,7 @@ export function hasEnoughCapacity(store: ObjectStore, provisioner: string, pvc: 
   return false;
 }
 
-function checkVolumeProvisions(store: ObjectStore, claims: V1PersistentVolumeClaim[], node: V1Node): { satisfied: boolean; sufficient: boolean; error?: string } {
+function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[], node: V1Node): { satisfied: boolean; sufficient: boolean; error?: string } {
   for (const pvc of claims) {
     const className = pvc.spec?.storageClassName ?? '';
     const sc = store.get('StorageClass', className);
@@ -163,7 +163,7 @@ function checkVolumeProvisions(store: ObjectStore, claims: V1PersistentVolumeCla
 }
 
 /** FindPodVolumes for one node. */
-export function filter(store: ObjectStore, state: PodClaimState, node: V1Node): FilterResult {
+export function filter(store: StoreApi, state: PodClaimState, node: V1Node): FilterResult {
   const volumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
   const reasons: string[] = [];
   let boundOk = true;
@@ -208,7 +208,7 @@ export function filter(store: ObjectStore, state: PodClaimState, node: V1Node): 
 }
 
 /** bindAPIUpdate: PVs first (claimRef), then PVCs (selected-node). Nothing is rolled back later. */
-export function bindApiUpdate(store: ObjectStore, volumes: PodVolumes, nodeName: string): void {
+export function bindApiUpdate(store: StoreApi, volumes: PodVolumes, nodeName: string): void {
   for (const { pv, pvc } of volumes.staticBindings) {
     store.modify('PersistentVolume', pv.metadata?.name ?? '', undefined, (o) => {
       const ref = o.spec?.claimRef;
@@ -228,7 +228,7 @@ export function bindApiUpdate(store: ObjectStore, volumes: PodVolumes, nodeName:
 }
 
 /** checkBindings: true when all done, a string when binding must fail and the pod be retried, false to keep waiting. */
-export function checkBindings(store: ObjectStore, pod: V1Pod, volumes: PodVolumes, nodeName: string): true | false | string {
+export function checkBindings(store: StoreApi, pod: V1Pod, volumes: PodVolumes, nodeName: string): true | false | string {
   const node = store.get('Node', nodeName);
   if (node === undefined) return `failed to get node "${nodeName}"`;
   if (store.get('Pod', pod.metadata?.name ?? '', pod.metadata?.namespace) === undefined) return 'pod does not exist any more';
