@@ -15,9 +15,16 @@ const RESYNC_MS = 15_000;
 export class PvController extends Controller {
   /** Last state each claim was reported in, so a resync does not repeat the same event. */
   private readonly reported = new Map<string, string>();
+  /**
+   * The PVs as its informer holds them (the watch events' shared, read-only copies), so
+   * matching a claim does not copy every PV of the cluster; sorted by name on demand.
+   */
+  private readonly pvs = new Map<string, V1PersistentVolume>();
+  private pvsSorted: V1PersistentVolume[] | undefined;
 
   constructor(private readonly ctx: BenchContext) {
     super('persistentvolume-controller', ctx.clock);
+    for (const pv of ctx.store.list('PersistentVolume')) this.pvs.set(pv.metadata?.name ?? '', pv);
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       if (e.type === 'DELETED') {
         this.reported.delete(objectKey(e.object));
@@ -27,6 +34,9 @@ export class PvController extends Controller {
       this.enqueue(`pvc:${objectKey(e.object)}`);
     });
     ctx.store.watch('PersistentVolume', (e) => {
+      if (e.type === 'DELETED') this.pvs.delete(e.object.metadata?.name ?? '');
+      else this.pvs.set(e.object.metadata?.name ?? '', e.object);
+      this.pvsSorted = undefined;
       if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
       const ref = e.object.spec?.claimRef;
       if (ref?.name) this.enqueue(`pvc:${ref.namespace ?? 'default'}/${ref.name}`);
@@ -91,8 +101,8 @@ export class PvController extends Controller {
     const className = pvc.spec?.storageClassName ?? '';
     const sc = className === '' ? undefined : this.ctx.store.get('StorageClass', className);
     const delayed = sc?.volumeBindingMode === 'WaitForFirstConsumer';
-    const pvs = this.ctx.store.list('PersistentVolume');
-    let pv = findMatchingVolume(pvc, pvs, undefined);
+    this.pvsSorted ??= [...this.pvs.keys()].sort().map((k) => this.pvs.get(k)!);
+    let pv = findMatchingVolume(pvc, this.pvsSorted, undefined);
     // For delayed claims only volumes already pre-bound to the claim are taken: the scheduler picks the rest.
     if (pv !== undefined && delayed && pv.spec?.claimRef === undefined) pv = undefined;
     if (pv !== undefined) {

@@ -32,12 +32,22 @@ export class Scheduler extends Controller {
   /** Last reason each pending pod could not be placed: the report's "stuck because". */
   readonly lastFailure = new Map<string, string>();
   private readonly random;
+  /**
+   * Requests of the pods bound to a node, kept from watch events as upstream's scheduler
+   * cache keeps them, so a scheduling cycle does not copy every pod of the cluster.
+   */
+  private readonly boundPods = new Map<string, { node: string; requests: ReturnType<typeof podRequests> }>();
+  /** The Nodes as last listed; dropped on any Node event. */
+  private nodeList: V1Node[] | undefined;
 
   constructor(private readonly ctx: BenchContext) {
     super('scheduler', ctx.clock);
     this.random = ctx.random.fork('scheduler');
+    for (const p of ctx.store.list('Pod')) this.trackBound(p, false);
+    ctx.store.watch('Node', () => { this.nodeList = undefined; });
     ctx.store.watch('Pod', (e) => {
       const key = podKey(e.object);
+      this.trackBound(e.object, e.type === 'DELETED');
       if (e.type === 'DELETED') {
         this.forget(key);
         if (e.object.spec?.nodeName) this.moveAllToActive();
@@ -50,6 +60,12 @@ export class Scheduler extends Controller {
         if (e.type !== 'DELETED' || kind === 'PersistentVolume') this.moveAllToActive();
       });
     }
+  }
+
+  private trackBound(pod: V1Pod, deleted: boolean): void {
+    const key = podKey(pod);
+    if (deleted || !pod.spec?.nodeName || isTerminated(pod)) this.boundPods.delete(key);
+    else this.boundPods.set(key, { node: pod.spec.nodeName, requests: podRequests(pod) });
   }
 
   private wantsScheduling(pod: V1Pod): boolean {
@@ -94,7 +110,7 @@ export class Scheduler extends Controller {
       u.pods += 1;
       usage.set(node, u);
     };
-    for (const p of this.ctx.store.list('Pod')) if (p.spec?.nodeName && !isTerminated(p)) add(p.spec.nodeName, podRequests(p));
+    for (const p of this.boundPods.values()) add(p.node, p.requests);
     for (const b of this.binding.values()) add(b.node, b.requests);
     return usage;
   }
@@ -106,7 +122,7 @@ export class Scheduler extends Controller {
     this.unschedulable.delete(key);
     this.attempts.set(key, (this.attempts.get(key) ?? 0) + 1);
     this.ctx.metrics.countAttempt(key);
-    const nodes = this.ctx.store.list('Node');
+    const nodes = (this.nodeList ??= this.ctx.store.list('Node'));
     const state = preFilter(this.ctx.store, pod);
     if (state.unresolvable !== undefined) {
       this.fail(pod, `0/${nodes.length} nodes are available: ${state.unresolvable}.`, false);

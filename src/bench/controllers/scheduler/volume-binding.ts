@@ -1,5 +1,5 @@
 // The scheduler's VolumeBinding plugin: PreFilter, Filter (FindPodVolumes), and the PreBind API writes and checks.
-import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
+import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
 import type { StoreApi } from '../../api/client-view.js';
 import {
   ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, NO_PROVISIONER, REASON_BIND_CONFLICT,
@@ -17,6 +17,21 @@ export interface PodClaimState {
   unresolvable?: string;
   /** The PersistentVolumes during this scheduling cycle: listed by the first Filter that needs them, shared by the rest. */
   pvs?: V1PersistentVolume[];
+  /**
+   * The same for CSIStorageCapacity objects, classes and CSIDrivers: one scheduling cycle
+   * sees one snapshot of them (as upstream's cycle reads one informer snapshot), instead of
+   * a fresh copy per node, which at 100 nodes cost more than the rest of the cycle.
+   */
+  capacities?: V1CSIStorageCapacity[];
+  classes?: Map<string, V1StorageClass | undefined>;
+  drivers?: Map<string, boolean>;
+}
+
+function classOf(store: StoreApi, state: PodClaimState | undefined, name: string): V1StorageClass | undefined {
+  if (state === undefined) return store.get('StorageClass', name);
+  const classes = (state.classes ??= new Map());
+  if (!classes.has(name)) classes.set(name, store.get('StorageClass', name));
+  return classes.get(name);
 }
 
 /** What Filter chose on one node, replayed by PreBind if that node wins. */
@@ -134,12 +149,18 @@ function topologyAllowed(sc: V1StorageClass, node: V1Node): boolean {
 }
 
 /** hasEnoughCapacity: CSIDriver storageCapacity gate, then the first CSIStorageCapacity that fits the claim. */
-export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node): boolean {
+export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node, state?: PodClaimState): boolean {
   const request = requestedBytes(pvc);
   if (request === undefined) return true;
-  const driver = store.get('CSIDriver', provisioner);
-  if (driver === undefined || driver.spec?.storageCapacity !== true) return true;
-  for (const cap of store.list('CSIStorageCapacity')) {
+  const drivers = state === undefined ? undefined : (state.drivers ??= new Map());
+  let tracks = drivers?.get(provisioner);
+  if (tracks === undefined) {
+    tracks = store.get('CSIDriver', provisioner)?.spec?.storageCapacity === true;
+    drivers?.set(provisioner, tracks);
+  }
+  if (!tracks) return true;
+  const capacities = state === undefined ? store.list('CSIStorageCapacity') : (state.capacities ??= store.list('CSIStorageCapacity'));
+  for (const cap of capacities) {
     if (cap.storageClassName !== sc.metadata?.name) continue;
     const limitQ = cap.maximumVolumeSize ?? cap.capacity;
     if (limitQ === undefined) continue;
@@ -150,14 +171,14 @@ export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1P
   return false;
 }
 
-function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[], node: V1Node): { satisfied: boolean; sufficient: boolean; error?: string } {
+function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[], node: V1Node, state: PodClaimState): { satisfied: boolean; sufficient: boolean; error?: string } {
   for (const pvc of claims) {
     const className = pvc.spec?.storageClassName ?? '';
-    const sc = store.get('StorageClass', className);
+    const sc = classOf(store, state, className);
     if (sc === undefined) return { satisfied: false, sufficient: true, error: `storageclass.storage.k8s.io "${className}" not found` };
     if (sc.provisioner === '' || sc.provisioner === NO_PROVISIONER) return { satisfied: false, sufficient: true };
     if (!topologyAllowed(sc, node)) return { satisfied: false, sufficient: true };
-    if (!hasEnoughCapacity(store, sc.provisioner, pvc, sc, node)) return { satisfied: true, sufficient: false };
+    if (!hasEnoughCapacity(store, sc.provisioner, pvc, sc, node, state)) return { satisfied: true, sufficient: false };
   }
   return { satisfied: true, sufficient: true };
 }
@@ -193,7 +214,7 @@ export function filter(store: StoreApi, state: PodClaimState, node: V1Node): Fil
       toProvision.push(...m.toProvision);
     }
     if (unboundOk && toProvision.length > 0) {
-      const p = checkVolumeProvisions(store, toProvision, node);
+      const p = checkVolumeProvisions(store, toProvision, node, state);
       if (p.error !== undefined) return { reasons: [p.error], volumes };
       unboundOk = p.satisfied;
       sufficient = p.sufficient;
