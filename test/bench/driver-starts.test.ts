@@ -1,0 +1,51 @@
+// Drivers of the Nodes one apply brings start in parallel, yet the Nodes are created, and their components registered, in manifest order.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkInlineObjects, loadManifests, UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
+import { runScenario } from '../../src/bench/scenario/scenario-runner.js';
+import type { Cluster } from '../../src/bench/cluster/cluster.js';
+import { ANN_LODE_POOLS } from '../../src/bench/api/annotations.js';
+import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
+import { needsRoot } from './run-helpers.js';
+
+const DEPLOY = fileURLToPath(new URL('../../../deploy/base/', import.meta.url));
+
+describe('parallel driver starts', { skip: needsRoot }, () => {
+  it('creates Nodes and registers their components in manifest order, and the pods they run follow it', async () => {
+    // Not sorted, so an order taken from whichever driver is ready first would show.
+    const names = ['node-c', 'node-a', 'node-f', 'node-b', 'node-e', 'node-d'];
+    const u = new UnmodelledFields();
+    const nodes = names.map((name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: { [ANN_LODE_POOLS]: 'local=64Mi' } } }));
+    const pods = names.map((n, i) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}` }, spec: { nodeSelector: { 'kubernetes.io/hostname': n }, containers: [{ name: 'app' }], volumes: [{ name: 'v', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'lode-local', resources: { requests: { storage: '16Mi' } } } } } }] } }));
+    const root = mkdtempSync('/tmp/lode-bench-test-');
+    const added: string[] = [];
+    let cluster: Cluster | undefined;
+    const result = await runScenario({
+      name: 'driver-starts', description: '', file: 'driver-starts.test.ts', seed: 1, capacityPollMs: 60_000, provisioning: 'distributed',
+      steps: [
+        { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy' },
+        { op: 'apply', objects: checkInlineObjects(nodes, 'nodes', u), label: 'nodes' },
+        { op: 'apply', objects: checkInlineObjects(pods, 'pods', u), label: 'pods' },
+        { op: 'wait', condition: { for: 'allPodsRunning' }, timeoutMs: 10 * 60_000, label: 'running' },
+      ],
+    }, {
+      workDir: join(root, 'run'),
+      onCluster: (c) => {
+        cluster = c;
+        c.store.watch('Node', (e) => { if (e.type === 'ADDED') added.push(e.object.metadata?.name ?? ''); });
+      },
+    });
+    assert.deepEqual(added, names, 'Node objects created in manifest order');
+    assert.deepEqual([...cluster!.nodes.keys()], names, 'node components registered in manifest order');
+    assert.deepEqual(result.pods.map((p) => [p.name, p.node, p.phase]), names.map((n, i) => [`default/p${i}`, n, 'Running']));
+    // Each node's kubelet registered its own Node and opened its informers: the request counts say so per node.
+    for (const n of names) assert.equal(result.apiRequests.find((r) => r.client === `kubelet@${n}` && r.verb === 'create' && r.resource === 'nodes')?.count, 1);
+    assert.deepEqual(result.teardownProblems, []);
+    assert.deepEqual(await mountsUnder(root), []);
+    assert.deepEqual(await loopsUnder(root), []);
+    rmdirSync(root);
+  });
+});
