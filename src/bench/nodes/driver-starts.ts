@@ -2,9 +2,10 @@
 import type { NodeDriver } from './node-driver.js';
 
 /**
- * Driver processes started at once. A start is mostly Node.js loading the driver (CPU) and
- * then waiting for its socket; on two cores four at a time keep both busy, and more only
- * make each start slower (measured in docs/bench.md, "Scale").
+ * Driver processes started at once. A start is mostly Node.js loading the driver, 0.6-0.7 s
+ * of CPU on the 2-core development machine (docs/benchmarks.md, "Cluster bench"); four at a
+ * time keep two cores busy while some wait for their sockets, and bound the memory and the
+ * processes a large apply spawns in one go.
  */
 export const DRIVER_START_CONCURRENCY = 4;
 
