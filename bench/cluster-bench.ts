@@ -43,7 +43,7 @@ function podObjects(count: number): unknown[] {
     objs.push({
       apiVersion: 'v1', kind: 'Pod', metadata: { name },
       spec: {
-        containers: [{ name: 'app', resources: { requests: { cpu: '250m', memory: '512Mi' } } }],
+        containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9', resources: { requests: { cpu: '250m', memory: '512Mi' } } }],
         volumes: [ephemeral
           ? { name: 'data', ephemeral: { volumeClaimTemplate: { spec: claimSpec } } }
           : { name: 'data', persistentVolumeClaim: { claimName: `${name}-data` } }],

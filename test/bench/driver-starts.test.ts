@@ -19,7 +19,7 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
     const names = ['node-c', 'node-a', 'node-f', 'node-b', 'node-e', 'node-d'];
     const u = new UnmodelledFields();
     const nodes = names.map((name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: { [ANN_LODE_POOLS]: 'local=64Mi' } } }));
-    const pods = names.map((n, i) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}` }, spec: { nodeSelector: { 'kubernetes.io/hostname': n }, containers: [{ name: 'app' }], volumes: [{ name: 'v', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'lode-local', resources: { requests: { storage: '16Mi' } } } } } }] } }));
+    const pods = names.map((n, i) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}` }, spec: { nodeSelector: { 'kubernetes.io/hostname': n }, containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }], volumes: [{ name: 'v', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'lode-local', resources: { requests: { storage: '16Mi' } } } } } }] } }));
     const root = mkdtempSync('/tmp/lode-bench-test-');
     const added: string[] = [];
     let cluster: Cluster | undefined;

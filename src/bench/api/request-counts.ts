@@ -1,6 +1,12 @@
 // API requests counted by client, verb and resource: the load a run would put on a real kube-apiserver.
 
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+const VERBS: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+
+export function isVerb(v: string): v is Verb {
+  return VERBS.includes(v);
+}
 
 export interface RequestCount {
   /** The upstream component the request stands for, e.g. "kube-scheduler", "kubelet@node-3". */

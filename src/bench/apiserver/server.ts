@@ -20,12 +20,15 @@ import { WatchHistory } from './watch-history.js';
 import { ServedEvents } from './served-events.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
 import { toJson, toJsonText, typed } from './wire.js';
+import { isVerb, type RequestCounts } from '../api/request-counts.js';
 
 /** What the server needs of a running cluster (Cluster has all of it). */
 export interface ApiBackend extends WriteBackend {
   store: ObjectStore;
   events: EventLog;
   clock: VirtualClock;
+  /** The run's request counts, which count clients of this server beside the modelled components. */
+  requests?: RequestCounts;
 }
 
 /**
@@ -183,7 +186,10 @@ export class ApiServer {
       if (path.type === 'resource') {
         const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
         // API request counting hooks in here: one call per resource request.
-        this.opts.onRequest?.(client, verbOf(method, path, watch), path.plural, path.subresource);
+        const verb = verbOf(method, path, watch);
+        this.opts.onRequest?.(client, verb, path.plural, path.subresource);
+        // Named apart from the modelled components (the scenario's own "kubectl" among them).
+        if (isVerb(verb)) this.run?.b.requests?.record(`external/${client}`, verb, path.plural, path.subresource);
         await this.resource(req, res, path, url.searchParams, accept, method, client, watch);
         return;
       }

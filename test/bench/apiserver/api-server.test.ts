@@ -6,6 +6,7 @@ import { EventLog } from '../../../src/bench/api/event-log.js';
 import { VIRTUAL_EPOCH_MS, VirtualClock } from '../../../src/bench/clock/virtual-clock.js';
 import { Runtime } from '../../../src/bench/runtime/runtime.js';
 import { ApiServer } from '../../../src/bench/apiserver/server.js';
+import { RequestCounts } from '../../../src/bench/api/request-counts.js';
 
 type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
@@ -15,6 +16,7 @@ const events = new EventLog(() => clock.now());
 const runtime = new Runtime(clock);
 const stopHold = new AbortController();
 const requests: string[] = [];
+const counts = new RequestCounts();
 const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 20, onRequest: (client, verb, resource, sub) => requests.push(`${client} ${verb} ${resource}${sub ? `/${sub}` : ''}`) });
 let base = '';
 let held: Promise<void>;
@@ -58,7 +60,7 @@ const cm = (name: string, data: Record<string, string> = {}): Obj => ({ apiVersi
 
 before(async () => {
   base = await server.start();
-  server.attach({ store, events, clock, external: runtime.external, driverName: 'lode.csi.dev' });
+  server.attach({ store, events, clock, external: runtime.external, driverName: 'lode.csi.dev', requests: counts });
   held = runtime.hold(stopHold.signal);
 });
 
@@ -358,5 +360,18 @@ describe('the bench API server', () => {
     assert.equal((await call('POST', '/api/v1/namespaces/default/configmaps/one', {})).status, 405);
     const node = await call('POST', '/api/v1/nodes', { metadata: { name: 'n' } });
     assert.equal(node.status, 405, 'nodes come from scenarios, with their drivers');
+  });
+});
+
+describe('request counting', () => {
+  it('counts each resource request of a client in the run\'s API requests, apart from the modelled components', async () => {
+    await call('GET', '/api/v1/namespaces/default/configmaps');
+    await call('GET', '/api/v1/namespaces/default/configmaps/none-such');
+    await call('GET', '/api');
+    const rows = counts.rows(clock.now()).filter((r) => r.client === 'external/api-test');
+    const count = (verb: string, resource: string): number => rows.find((r) => r.verb === verb && r.resource === resource)?.count ?? 0;
+    assert.ok(count('list', 'configmaps') >= 1);
+    assert.ok(count('get', 'configmaps') >= 1, 'a GET answered 404 is a request too');
+    assert.ok(rows.every((r) => r.resource !== ''), 'discovery is not counted as a resource request');
   });
 });
