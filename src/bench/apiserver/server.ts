@@ -12,7 +12,8 @@ import { openApiV3For, openApiV3Index } from './openapi.js';
 import { openApiV2Protobuf, OPENAPI_V2_PROTOBUF_TYPE } from './openapi-v2.js';
 import { parseRequestPath, verbOf, type ResourcePath } from './request-info.js';
 import { getObject, listPage, parseSelection, selects } from './reads.js';
-import { badRequest, methodNotAllowed, notAcceptable, StatusError } from './status.js';
+import { badRequest, methodNotAllowed, notAcceptable, StatusError, unsupportedMediaType } from './status.js';
+import { parse as parseYaml } from 'yaml';
 import { toTable, type IncludeObject } from './tables/table.js';
 import { getScale, hasScale, writeScale } from './scale.js';
 import { serveWatch } from './watch.js';
@@ -80,7 +81,23 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function parseJsonBody(text: string): unknown {
+/**
+ * A create or update body. kube-apiserver takes JSON, YAML and protobuf; the bench takes the
+ * first two. Protobuf (what typed Go clients such as `kubectl create configmap` may send) is
+ * refused as the media type it is, not as broken JSON.
+ */
+function parseJsonBody(text: string, contentType: string | undefined): unknown {
+  const media = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  if (media === 'application/yaml') {
+    try {
+      return parseYaml(text);
+    } catch (err) {
+      throw badRequest(`the request body is not valid YAML: ${(err as Error).message}`);
+    }
+  }
+  if (media !== 'application/json' && media !== '' && media !== '*/*') {
+    throw unsupportedMediaType(`the body's media type "${media}" is not supported: the bench's API takes application/json or application/yaml`);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -320,13 +337,13 @@ export class ApiServer {
       }
       case 'POST': {
         if (p.name !== undefined) throw methodNotAllowed();
-        const created = await createObject(this.b, target, parseJsonBody(await readBody(req)));
+        const created = await createObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type']));
         this.send(res, dryRun ? 200 : 201, created);
         return;
       }
       case 'PUT': {
         if (p.name === undefined) throw methodNotAllowed();
-        this.send(res, 200, await updateObject(this.b, target, parseJsonBody(await readBody(req))));
+        this.send(res, 200, await updateObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type'])));
         return;
       }
       case 'PATCH': {
@@ -359,7 +376,7 @@ export class ApiServer {
         this.send(res, 200, getScale(this.b, t));
         return;
       case 'PUT':
-        this.send(res, 200, await writeScale(this.b, t, { put: parseJsonBody(await readBody(req)) }));
+        this.send(res, 200, await writeScale(this.b, t, { put: parseJsonBody(await readBody(req), req.headers['content-type']) }));
         return;
       case 'PATCH':
         this.send(res, 200, await writeScale(this.b, t, { patch: await readBody(req), contentType: (req.headers['content-type'] ?? '').split(';')[0]!.trim() }));

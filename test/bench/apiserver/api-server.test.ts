@@ -375,3 +375,15 @@ describe('request counting', () => {
     assert.ok(rows.every((r) => r.resource !== ''), 'discovery is not counted as a resource request');
   });
 });
+
+describe('request bodies', () => {
+  it('takes YAML as the API server does, and refuses protobuf as an unsupported media type, not as broken JSON', async () => {
+    const yaml = await call('POST', '/api/v1/namespaces/default/configmaps', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-yaml}\ndata: {a: "1"}\n', { 'Content-Type': 'application/yaml' });
+    assert.equal(yaml.status, 201);
+    assert.equal((yaml.body.data as Record<string, string>).a, '1');
+    const proto = await call('POST', '/api/v1/namespaces/default/configmaps', 'k8s\u0000\n\u000fv1', { 'Content-Type': 'application/vnd.kubernetes.protobuf' });
+    assert.equal(proto.status, 415);
+    assert.equal(proto.body.reason, 'UnsupportedMediaType');
+    assert.equal((await call('GET', '/api/v1/namespaces/default/configmaps/k8s')).status, 404);
+  });
+});
