@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventLog } from '../../../src/bench/api/event-log.js';
-import { eventMatchesFieldSelector, eventObjects } from '../../../src/bench/apiserver/event-objects.js';
+import { eventObjects } from '../../../src/bench/apiserver/event-objects.js';
+import { fieldsMatch, parseFieldSelector } from '../../../src/bench/apiserver/field-selector.js';
 import { toTable } from '../../../src/bench/apiserver/tables/table.js';
 import { VIRTUAL_EPOCH_MS } from '../../../src/bench/clock/virtual-clock.js';
 
@@ -46,7 +47,7 @@ function fakeApiServer(): Promise<Server> {
       case '/api/v1/namespaces/shop/pods/db-0': return send(200, POD);
       case '/api/v1/namespaces/shop/events': {
         const selector = url.searchParams.get('fieldSelector') ?? '';
-        const items = EVENTS.filter((e) => eventMatchesFieldSelector(e, selector));
+        const items = EVENTS.filter((e) => fieldsMatch('Event', parseFieldSelector('Event', selector), e));
         if ((req.headers.accept ?? '').includes('as=Table')) {
           return send(200, toTable('Event', items as unknown as Record<string, unknown>[], { now: new Date(VIRTUAL_EPOCH_MS + 60_000), includeObject: 'Metadata', resourceVersion: '9' }));
         }

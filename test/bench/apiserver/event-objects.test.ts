@@ -2,7 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventLog } from '../../../src/bench/api/event-log.js';
-import { EventObjects, UnsupportedEventFieldError, eventMatchesFieldSelector, eventObjects } from '../../../src/bench/apiserver/event-objects.js';
+import { EventObjects, eventObjects } from '../../../src/bench/apiserver/event-objects.js';
+import { UnsupportedFieldError, fieldsMatch, parseFieldSelector } from '../../../src/bench/apiserver/field-selector.js';
+
+/** The server's own field selector, as it applies to served Events. */
+const eventMatchesFieldSelector = (ev: unknown, selector: string): boolean => fieldsMatch('Event', parseFieldSelector('Event', selector), ev);
 import { toTable } from '../../../src/bench/apiserver/tables/table.js';
 import { VIRTUAL_EPOCH_MS } from '../../../src/bench/clock/virtual-clock.js';
 
@@ -77,7 +81,7 @@ test('kubectl describe\'s field selector finds the pod\'s events and no others; 
   assert.equal(eventMatchesFieldSelector(mine!, 'type!=Normal'), false);
   assert.equal(eventMatchesFieldSelector(mine!, 'involvedObject.kind==Pod,reason=Scheduled,source=default-scheduler'), true);
   assert.equal(eventMatchesFieldSelector(mine!, ''), true);
-  assert.throws(() => eventMatchesFieldSelector(mine!, 'spec.nodeName=x'), (e: unknown) => e instanceof UnsupportedEventFieldError && e.message === 'field label not supported: spec.nodeName');
+  assert.throws(() => eventMatchesFieldSelector(mine!, 'spec.nodeName=x'), (e: unknown) => e instanceof UnsupportedFieldError && e.message === 'field label not supported: spec.nodeName');
 });
 
 test('kubectl get events reads LAST SEEN, TYPE, REASON, OBJECT as kind/name and MESSAGE from them', () => {
