@@ -1,5 +1,5 @@
 // One component's view of the store: reads as from its informer cache, each write counted as the API request its upstream component sends.
-import { ConflictError, type ObjectStore } from './object-store.js';
+import { readModifyWrite, type ObjectStore } from './object-store.js';
 import { resourceForKind } from './resources.js';
 import type { AnyObject, Kind, KindMap } from './kinds.js';
 import type { RequestCounts, Verb } from './request-counts.js';
@@ -111,19 +111,10 @@ export class ClientView implements StoreApi {
   }
 
   modify<K extends Kind>(kind: K, name: string, namespace: string | undefined, mutate: (o: KindMap[K]) => boolean | void): KindMap[K] | undefined {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // The component's cached copy: no request.
-      const o = this.store.get(kind, name, namespace);
-      if (o === undefined) return undefined;
-      if (mutate(o) === false) return undefined;
-      try {
-        return this.update(kind, o);
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-      }
-    }
-    throw new ConflictError(kind, namespace === undefined ? name : `${namespace}/${name}`);
+    // Reads are the component's cached copy (no request); each write is counted.
+    return readModifyWrite(kind, name, namespace, mutate, (k, n, ns) => this.store.get(k, n, ns), (k, o) => this.update(k, o));
   }
+
 
   delete(kind: Kind, name: string, namespace?: string, graceful = false): boolean {
     this.tally(kind, [{ verb: 'delete', resource: pluralOf(kind) }]);

@@ -166,18 +166,9 @@ export class ObjectStore {
    * written object, or undefined when the object is gone or `mutate` returns false.
    */
   modify<K extends Kind>(kind: K, name: string, namespace: string | undefined, mutate: (o: KindMap[K]) => boolean | void): KindMap[K] | undefined {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const o = this.get(kind, name, namespace);
-      if (o === undefined) return undefined;
-      if (mutate(o) === false) return undefined;
-      try {
-        return this.update(kind, o);
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-      }
-    }
-    throw new ConflictError(kind, keyOf(kind, name, namespace));
+    return readModifyWrite(kind, name, namespace, mutate, (k, n, ns) => this.get(k, n, ns), (k, o) => this.update(k, o));
   }
+
 
   /**
    * Deletes an object: with finalizers, or `graceful` (a pod on a node, which its kubelet
@@ -226,6 +217,28 @@ export class ObjectStore {
     for (const o of this.bucket(kind).values()) if (o.metadata?.uid === uid) return true;
     return false;
   }
+}
+
+/**
+ * The read, change, write-back loop with retries on conflict, for the store itself and for
+ * client views that write through it (and count what they write).
+ */
+export function readModifyWrite<K extends Kind>(
+  kind: K, name: string, namespace: string | undefined, mutate: (o: KindMap[K]) => boolean | void,
+  read: (kind: K, name: string, namespace: string | undefined) => KindMap[K] | undefined,
+  write: (kind: K, o: KindMap[K]) => KindMap[K],
+): KindMap[K] | undefined {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const o = read(kind, name, namespace);
+    if (o === undefined) return undefined;
+    if (mutate(o) === false) return undefined;
+    try {
+      return write(kind, o);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+    }
+  }
+  throw new ConflictError(kind, keyOf(kind, name, namespace));
 }
 
 function keyOf(kind: Kind, name: string, namespace: string | undefined): string {
