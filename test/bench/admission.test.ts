@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { admit } from '../../src/bench/admission/admit.js';
 import { invalidMessage, invalidStatus } from '../../src/bench/admission/status.js';
-import { applyDefaultStorageClass } from '../../src/bench/admission/default-storage-class.js';
+import { applyDefaultStorageClass } from '../../src/bench/api/default-storage-class.js';
 
 const claim = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' },

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseManifests, UnmodelledFields, ManifestError } from '../../src/bench/manifests/load-manifests.js';
-import { parsePoolsAnnotation } from '../../src/bench/manifests/node-pools.js';
+import { parsePoolsAnnotation } from '../../src/bench/api/node-pools.js';
 import { parseQuantity } from '../../src/bench/api/quantity.js';
 
 describe('manifests', () => {

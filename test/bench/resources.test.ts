@@ -1,8 +1,7 @@
 // The resource registry: every kind resolves both ways, and names follow the API server's conventions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RESOURCES, resourceFor, resourceForKind } from '../../src/bench/api/resources.js';
-import { API_VERSIONS, KINDS, MODELLED_KINDS, NAMESPACED, isModelledKind } from '../../src/bench/api/kinds.js';
+import { API_VERSIONS, KINDS, MODELLED_KINDS, NAMESPACED, RESOURCES, isModelledKind, resourceFor, resourceForKind } from '../../src/bench/api/resources.js';
 
 test('every registered resource is found by kind and by group, version and plural', () => {
   for (const r of RESOURCES) {

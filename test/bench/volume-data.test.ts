@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DATA_FILE, parseExpectations, parseWrites, verifyData, writeData } from '../../src/bench/controllers/volume-data.js';
+import { DATA_FILE, verifyData, writeData } from '../../src/bench/controllers/volume-data.js';
+import { parseExpectations, parseWrites } from '../../src/bench/api/data-annotations.js';
 
 describe('volume data', () => {
   it('a reader finds the writer\'s bytes, and a single flipped byte, a short file or another writer\'s data are mismatches', async () => {

@@ -2,8 +2,8 @@
 import { invalid, type FieldError } from './field-error.js';
 import { at, isObject, type Json } from './json.js';
 import { ANN_BENCH_EXPECT_DATA, ANN_BENCH_WRITE_DATA, ANN_LODE_POOLS } from '../api/annotations.js';
-import { parseExpectations, parseWrites } from '../controllers/volume-data.js';
-import { parsePoolsAnnotation } from '../manifests/node-pools.js';
+import { parseExpectations, parseWrites } from '../api/data-annotations.js';
+import { parsePoolsAnnotation } from '../api/node-pools.js';
 
 export function checkPoolsAnnotation(o: Json): FieldError[] {
   const ann = at(o, 'metadata.annotations');

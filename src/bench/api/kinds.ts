@@ -3,7 +3,6 @@ import type {
   V1CSIDriver, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
   V1ObjectMeta, V1StatefulSet, V1StorageClass,
 } from '@kubernetes/client-node';
-import { RESOURCES, resourceForKind, type ResourceType } from './resources.js';
 import type { VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent } from './snapshot-types.js';
 
 /** The kinds the bench's controllers act on, with their Kubernetes types. */
@@ -40,28 +39,6 @@ export type KindMap = ModelledKindMap & { [K in StoredOnlyKind]: StoredObject };
 export type Kind = keyof KindMap;
 export type ModelledKind = keyof ModelledKindMap;
 export type AnyObject = KindMap[Kind];
-
-function registered(kind: Kind): ResourceType {
-  const r = resourceForKind(kind);
-  if (r === undefined) throw new Error(`kind ${kind} is missing from the resource registry`);
-  return r;
-}
-
-export const KINDS = RESOURCES.map((r) => r.kind as Kind);
-export const MODELLED_KINDS = RESOURCES.filter((r) => r.modelled).map((r) => r.kind as ModelledKind);
-
-/** apiVersion each kind is served under. */
-export const API_VERSIONS = Object.fromEntries(KINDS.map((k) => [k, registered(k).apiVersion])) as Record<Kind, string>;
-
-export const NAMESPACED = Object.fromEntries(KINDS.map((k) => [k, registered(k).namespaced])) as Record<Kind, boolean>;
-
-export function isKind(s: unknown): s is Kind {
-  return typeof s === 'string' && (KINDS as string[]).includes(s);
-}
-
-export function isModelledKind(s: unknown): s is ModelledKind {
-  return typeof s === 'string' && (MODELLED_KINDS as string[]).includes(s);
-}
 
 /** "ns/name" for namespaced kinds, "name" otherwise: the key controllers queue. */
 export function objectKey(obj: { metadata?: { name?: string; namespace?: string } }): string {

@@ -1,5 +1,6 @@
 // The bench's API server: typed objects with uids, resourceVersions, finalizers and synchronous watch events.
-import { NAMESPACED, objectKey, type Kind, type KindMap } from './kinds.js';
+import { objectKey, type Kind, type KindMap } from './kinds.js';
+import { NAMESPACED } from './resources.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 
 export type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -95,3 +95,25 @@ export function resourceForKind(kind: string): ResourceType | undefined {
 export function resourceFor(group: string, version: string, plural: string): ResourceType | undefined {
   return RESOURCES.find((r) => r.group === group && r.version === version && r.plural === plural);
 }
+
+function registered(kind: Kind): ResourceType {
+  const r = resourceForKind(kind);
+  if (r === undefined) throw new Error(`kind ${kind} is missing from the resource registry`);
+  return r;
+}
+
+export const KINDS = RESOURCES.map((r) => r.kind as Kind);
+export const MODELLED_KINDS = RESOURCES.filter((r) => r.modelled).map((r) => r.kind as ModelledKind);
+
+/** apiVersion each kind is served under. */
+export const API_VERSIONS = Object.fromEntries(KINDS.map((k) => [k, registered(k).apiVersion])) as Record<Kind, string>;
+
+export const NAMESPACED = Object.fromEntries(KINDS.map((k) => [k, registered(k).namespaced])) as Record<Kind, boolean>;
+
+export function isKind(s: unknown): s is Kind {
+  return typeof s === 'string' && (KINDS as string[]).includes(s);
+}
+
+export function isModelledKind(s: unknown): s is ModelledKind {
+  return typeof s === 'string' && (MODELLED_KINDS as string[]).includes(s);
+}

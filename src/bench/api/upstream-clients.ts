@@ -1,6 +1,7 @@
 // The upstream API clients the bench's controllers stand for: their names, the informers they open, and how they send their writes.
 import { pluralOf, type ClientPolicy, type WriteChange } from './client-view.js';
-import { KINDS, type Kind } from './kinds.js';
+import { type Kind } from './kinds.js';
+import { KINDS } from './resources.js';
 
 /**
  * Informers each component opens at start (one LIST + one WATCH each), as read from the

@@ -1,5 +1,6 @@
 // Namespaces as the API lists them: the stored Namespace objects plus one synthesised, Active, for every namespace in use.
-import { NAMESPACED, KINDS, type AnyObject } from '../api/kinds.js';
+import { type AnyObject } from '../api/kinds.js';
+import { NAMESPACED, KINDS } from '../api/resources.js';
 import type { ObjectStore } from '../api/object-store.js';
 import { VIRTUAL_EPOCH_MS } from '../clock/virtual-clock.js';
 

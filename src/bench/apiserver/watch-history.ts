@@ -1,5 +1,6 @@
 // A bounded history of every store change, so a watch can resume from a resourceVersion, and a feed of new ones to open watches.
-import { KINDS, type AnyObject, type Kind } from '../api/kinds.js';
+import { type AnyObject, type Kind } from '../api/kinds.js';
+import { KINDS } from '../api/resources.js';
 import type { ObjectStore, WatchType } from '../api/object-store.js';
 
 export interface Change {

@@ -1,8 +1,8 @@
 // create, update, patch and delete from API clients: checked as the API server checks them, applied through the runtime's external-writes door, each logged as an ApiWrite event.
-import { KINDS, objectKey, type AnyObject, type Kind } from '../api/kinds.js';
+import { objectKey, type AnyObject, type Kind } from '../api/kinds.js';
+import { KINDS, type ResourceType } from '../api/resources.js';
 import type { ObjectStore } from '../api/object-store.js';
 import type { EventLog } from '../api/event-log.js';
-import type { ResourceType } from '../api/resources.js';
 import { ANN_PROVISIONED_BY } from '../api/annotations.js';
 import { admit } from './admission-seam.js';
 import { getNamespace } from './namespaces.js';

@@ -37,12 +37,13 @@ import { DRIVER_START_CONCURRENCY, DriverStarts, boundedMap } from '../nodes/dri
 import { sweep } from '../nodes/sweep.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
-import { parsePoolsAnnotation } from '../manifests/node-pools.js';
+import { parsePoolsAnnotation } from '../api/node-pools.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
-import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
-import { API_VERSIONS, KINDS, type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
+import { applyDefaultStorageClass } from '../api/default-storage-class.js';
+import { type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
+import { API_VERSIONS, KINDS } from '../api/resources.js';
 import { parseQuantity } from '../api/quantity.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */

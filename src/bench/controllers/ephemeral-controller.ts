@@ -5,7 +5,7 @@ import { podKey } from '../api/pod-helpers.js';
 import { splitKey } from '../api/kinds.js';
 import { isControlledBy } from '../api/pod-helpers.js';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
+import { applyDefaultStorageClass } from '../api/default-storage-class.js';
 
 const SOURCE = 'ephemeral_volume';
 

@@ -1,7 +1,8 @@
 // The garbage collector: deletes PVCs and pods whose owners (by uid) are gone, background propagation.
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
-import { isKind, objectKey, splitKey, type Kind } from '../api/kinds.js';
+import { objectKey, splitKey, type Kind } from '../api/kinds.js';
+import { isKind } from '../api/resources.js';
 
 /** Kinds that carry ownerReferences in the bench (generic ephemeral PVCs, StatefulSet pods). */
 const DEPENDENT_KINDS = ['PersistentVolumeClaim', 'Pod'] as const;

@@ -4,7 +4,7 @@ import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { retentionOwners, sameOwners } from './claim-retention.js';
-import { applyDefaultStorageClass } from '../admission/default-storage-class.js';
+import { applyDefaultStorageClass } from '../api/default-storage-class.js';
 
 const SOURCE = 'statefulset-controller';
 

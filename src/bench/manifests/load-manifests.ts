@@ -2,8 +2,8 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { API_VERSIONS, isKind, isModelledKind, type AnyObject, type Kind } from '../api/kinds.js';
-import { resourceForKind } from '../api/resources.js';
+import { type AnyObject, type Kind } from '../api/kinds.js';
+import { API_VERSIONS, isKind, isModelledKind, resourceForKind } from '../api/resources.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
 import { at, isObject } from '../admission/json.js';

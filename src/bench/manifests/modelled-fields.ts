@@ -1,5 +1,6 @@
 // Which fields of each kind the bench acts on; anything else in a manifest is reported once as not modelled.
-import { isModelledKind, type Kind, type ModelledKind } from '../api/kinds.js';
+import { type Kind, type ModelledKind } from '../api/kinds.js';
+import { isModelledKind } from '../api/resources.js';
 
 /**
  * Path patterns: `a.b` is modelled exactly, `a.b.*` with everything beneath it, `[]`

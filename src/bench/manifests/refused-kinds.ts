@@ -1,5 +1,5 @@
 // Why a kind is refused, and what to write instead: workload controllers the bench does not run, and kinds it does not serve at all.
-import { KINDS, MODELLED_KINDS } from '../api/kinds.js';
+import { KINDS, MODELLED_KINDS } from '../api/resources.js';
 
 /** Workload kinds whose controllers the bench does not run, with what to use instead. */
 const WORKLOADS: Record<string, string> = {

@@ -1,16 +1,9 @@
-// The run's API requests: the --json fields and the summary table (clients by verb, total, requests per pod).
+// The run's API requests as the summary table: clients by verb, total, requests per pod.
 import Table from 'cli-table3';
-import { totals, type RequestCount, type Verb } from '../api/request-counts.js';
-import type { ApiRequestTotals, RunResult } from '../scenario/run-result.js';
+import type { Verb } from '../api/request-counts.js';
+import type { RunResult } from '../scenario/run-result.js';
 
 const VERBS: readonly Verb[] = ['list', 'watch', 'get', 'create', 'update', 'patch', 'delete'];
-
-export function apiRequestResult(rows: RequestCount[], pods: number): { apiRequests: RequestCount[]; apiRequestTotals: ApiRequestTotals } {
-  const t = totals(rows);
-  const byClient: Record<string, number> = {};
-  for (const r of rows) byClient[r.client] = (byClient[r.client] ?? 0) + r.count;
-  return { apiRequests: rows, apiRequestTotals: { ...t, pods, perPod: pods > 0 ? t.total / pods : 0, byClient } };
-}
 
 /** "kubelet@node-3" -> "kubelet@*": per-node instances of one component summed into one row. */
 function family(client: string): string {

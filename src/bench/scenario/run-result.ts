@@ -1,7 +1,7 @@
 // What a finished run reports: the final cluster state, the event log and the metrics, as plain data (also the --json shape).
 import type { BenchEvent } from '../api/event-log.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
-import type { RequestCount, RequestTotals } from '../api/request-counts.js';
+import { totals, type RequestCount, type RequestTotals } from '../api/request-counts.js';
 
 export interface PodRow {
   name: string;
@@ -129,4 +129,12 @@ export interface RunFailure {
   /** `manifests`: refused before any driver started; `run`: failed after. */
   failed: 'manifests' | 'run';
   errors: string[];
+}
+
+/** The --json fields of a run's API requests: every row, and the totals with requests per pod. */
+export function apiRequestResult(rows: RequestCount[], pods: number): { apiRequests: RequestCount[]; apiRequestTotals: ApiRequestTotals } {
+  const t = totals(rows);
+  const byClient: Record<string, number> = {};
+  for (const r of rows) byClient[r.client] = (byClient[r.client] ?? 0) + r.count;
+  return { apiRequests: rows, apiRequestTotals: { ...t, pods, perPod: pods > 0 ? t.total / pods : 0, byClient } };
 }

@@ -2,14 +2,14 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
-import type { CapacityRow, ClaimRow, MarkSnapshot, PodRow, PoolRow, RunResult, SnapshotRow, WaitOutcome } from './run-result.js';
+import { apiRequestResult, type CapacityRow, type ClaimRow, type MarkSnapshot, type PodRow, type PoolRow, type RunResult, type SnapshotRow, type WaitOutcome } from './run-result.js';
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
-import { API_VERSIONS, splitKey } from '../api/kinds.js';
+import { splitKey } from '../api/kinds.js';
+import { API_VERSIONS } from '../api/resources.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
-import { apiRequestResult } from '../report/api-requests.js';
 
 export interface RunOptions {
   workDir: string;

@@ -1,7 +1,9 @@
 // What a kind's table printer is: its column definitions and how one object becomes a row of cells.
-import type { TableColumn } from './table.js';
 import { at, str, type Json } from './fields.js';
 import { ageSince } from './human-duration.js';
+
+/** metav1.TableColumnDefinition. */
+export interface TableColumn { name: string; type: string; format: string; description: string; priority: number }
 
 /** metav1.TableRowCondition: the printers mark finished pods with one. */
 export interface RowCondition { type: string; status: string; reason: string; message: string }

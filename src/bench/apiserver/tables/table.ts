@@ -7,10 +7,11 @@ import { EVENT_PRINTER } from './event-printer.js';
 import { isRecord } from './fields.js';
 import { NODE_PRINTER } from './node-printer.js';
 import { POD_PRINTER } from './pod-printer.js';
-import type { Printer } from './printer.js';
+import type { Printer, TableColumn } from './printer.js';
+
+export type { TableColumn } from './printer.js';
 import { CSI_DRIVER_PRINTER, CSI_STORAGE_CAPACITY_PRINTER, PVC_PRINTER, PV_PRINTER, STORAGE_CLASS_PRINTER } from './storage-printers.js';
 
-export interface TableColumn { name: string; type: string; format: string; description: string; priority: number }
 export interface TableOptions { now: Date; includeObject: 'None' | 'Metadata' | 'Object' }
 export type IncludeObject = TableOptions['includeObject'];
 

@@ -1,4 +1,4 @@
-// The DefaultStorageClass admission plugin: a claim that names no class at all gets the cluster's default class.
+// The DefaultStorageClass admission plugin's rule: a claim that names no class at all gets the cluster's default class (applied to every claim created, by whichever writer).
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 
 const ANN_DEFAULT = 'storageclass.kubernetes.io/is-default-class';
