@@ -1,8 +1,11 @@
-// Backend conformance of lvm pools with linear (thick) volumes, in the VM: SIGKILL at every step of a grow and a delete.
+// Backend conformance of lvm pools with linear (thick) volumes, in the VM: SIGKILL right after lvextend of a grow and lvremove of a delete.
 import { runConformance } from '../conformance/suite.js';
 import { lvmThickFixture } from './lvm-fixtures.js';
 
+// The points where an LVM command has just changed the volume group. The delete's record steps
+// (delete:marked, delete:unrecorded) are the core's own, which the loop suite covers on the host;
+// they run by hand from on-demand/conformance-lvm-thick-record-crash.test.ts.
 runConformance(lvmThickFixture, {
   cases: ['crash-points'],
-  failpoints: ['expand:grown', 'delete:marked', 'delete:released', 'delete:unrecorded'],
+  failpoints: ['expand:grown', 'delete:released'],
 });
