@@ -10,6 +10,7 @@ import { splitKey } from '../api/kinds.js';
 import { API_VERSIONS } from '../api/resources.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
+import { mergePatch, type Json } from '../apiserver/patch/merge-patch.js';
 
 export interface RunOptions {
   workDir: string;
@@ -76,16 +77,13 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       cluster.delete(step.kind, step.name, step.namespace);
       break;
     case 'patch': {
-      const merge = (target: Record<string, unknown>, patch: Record<string, unknown>): void => {
-        for (const [k, v] of Object.entries(patch)) {
-          if (v === null) delete target[k];
-          else if (typeof v === 'object' && !Array.isArray(v) && typeof target[k] === 'object' && target[k] !== null && !Array.isArray(target[k])) merge(target[k] as Record<string, unknown>, v as Record<string, unknown>);
-          else target[k] = v;
-        }
-      };
       const ok = cluster.kubectl.modify(step.kind, step.name, step.namespace, (o) => {
         const before = structuredClone(o) as unknown as Record<string, unknown>;
-        merge(o as unknown as Record<string, unknown>, step.merge);
+        // The same RFC 7386 merge the API server applies to a client's merge patch.
+        const merged = mergePatch(before as Json, step.merge as Json) as Record<string, unknown>;
+        const target = o as unknown as Record<string, unknown>;
+        for (const k of Object.keys(target)) delete target[k];
+        Object.assign(target, merged);
         // A patch is an update: the API server would refuse one that breaks validation or an immutable field.
         const { errors } = admit(step.kind, o as unknown as Record<string, unknown>, before);
         if (errors.length > 0) throw new Error(`patch: ${invalidMessage(step.kind, API_VERSIONS[step.kind], step.name, errors)}`);
