@@ -1,8 +1,7 @@
 // Real kubectl reading the Event objects: `describe pod` finds the pod's events by field selector, `get events` prints their table.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,9 +11,9 @@ import { eventObjects } from '../../../src/bench/apiserver/event-objects.js';
 import { fieldsMatch, parseFieldSelector } from '../../../src/bench/apiserver/field-selector.js';
 import { toTable } from '../../../src/bench/apiserver/tables/table.js';
 import { VIRTUAL_EPOCH_MS } from '../../../src/bench/clock/virtual-clock.js';
+import { KUBECTL_BINARIES, kubectlFlags, runKubectl } from './kubectl-runner.js';
 
 /** As in table-kubectl.test.ts: the machine's kubectl, and Debian's 1.20 client when KUBECTL_DEB names it. */
-const BINARIES = [process.env['KUBECTL'] ?? '/usr/bin/kubectl', process.env['KUBECTL_DEB'] ?? ''].filter((p) => p !== '' && existsSync(p));
 
 const POD = {
   apiVersion: 'v1', kind: 'Pod',
@@ -59,24 +58,16 @@ function fakeApiServer(): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-function run(bin: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(bin, args, { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${bin} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout)));
-  });
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'lode-events-kubectl-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-for (const bin of BINARIES.length > 0 ? BINARIES : ['kubectl']) {
-  test(`${bin}: describe pod lists the pod's own events, repeats counted; get events prints their table`, { skip: BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
+for (const bin of KUBECTL_BINARIES.length > 0 ? KUBECTL_BINARIES : ['kubectl']) {
+  test(`${bin}: describe pod lists the pod's own events, repeats counted; get events prints their table`, { skip: KUBECTL_BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
     const server = await fakeApiServer();
     try {
       const port = (server.address() as AddressInfo).port;
-      const kubeconfig = join(dir, `kubeconfig-${port}`);
-      writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: fake, cluster: {server: "http://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: fake, user: u, namespace: shop}}]\ncurrent-context: c\n`);
-      const base = ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, `cache-${port}`)];
-      const described = await run(bin, [...base, 'describe', 'pod', 'db-0']);
+      const base = kubectlFlags(dir, port, 'shop');
+      const described = await runKubectl(bin, [...base, 'describe', 'pod', 'db-0']);
       const events = described.slice(described.indexOf('Events:')).split('\n').map((l) => l.trim().split(/\s{2,}/));
       const scheduled = events.find((l) => l[1] === 'Scheduled');
       assert.deepEqual([scheduled?.[0], scheduled?.[3], scheduled?.[4]], ['Normal', 'default-scheduler', 'Successfully assigned shop/db-0 to worker-a']);
@@ -86,7 +77,7 @@ for (const bin of BINARIES.length > 0 ? BINARIES : ['kubectl']) {
       assert.equal(mount?.[3], 'kubelet');
       assert.ok(!described.includes('worker-b'), 'another pod\'s events are not listed');
 
-      const got = (await run(bin, [...base, 'get', 'events'])).split('\n').map((l) => l.trim().split(/\s{2,}/));
+      const got = (await runKubectl(bin, [...base, 'get', 'events'])).split('\n').map((l) => l.trim().split(/\s{2,}/));
       assert.deepEqual(got[0], ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
       assert.deepEqual(got.find((l) => l[2] === 'FailedMount'), ['51s', 'Warning', 'FailedMount', 'pod/db-0', 'MountVolume.MountDevice failed for volume "pvc-1"']);
     } finally {

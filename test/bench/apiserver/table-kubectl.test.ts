@@ -1,20 +1,19 @@
 // Real kubectl reading the tables: `kubectl get pods,pvc,pv,csistoragecapacities -A -o wide` against a fake API server serving toTable.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toTable, type IncludeObject } from '../../../src/bench/apiserver/tables/table.js';
+import { KUBECTL_BINARIES, kubectlFlags, runKubectl } from './kubectl-runner.js';
 
 /**
  * kubectl on the machine (KUBECTL overrides), and a second one when KUBECTL_DEB names it: Debian
  * bookworm's kubernetes-client (1.20) unpacked with `apt-get download` and `dpkg-deb -x`, since
  * installing it would replace the machine's.
  */
-const BINARIES = [process.env['KUBECTL'] ?? '/usr/bin/kubectl', process.env['KUBECTL_DEB'] ?? ''].filter((p) => p !== '' && existsSync(p));
 
 const NOW = new Date('2026-01-01T00:10:00Z');
 const CREATED = '2026-01-01T00:00:00Z';
@@ -64,23 +63,15 @@ function fakeApiServer(): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-function run(bin: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(bin, args, { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${bin} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve(stdout)));
-  });
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'lode-tables-kubectl-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-for (const bin of BINARIES.length > 0 ? BINARIES : ['kubectl']) {
-  test(`${bin}: get -A -o wide shows the server's columns, wide ones included, and each namespace from the row metadata`, { skip: BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
+for (const bin of KUBECTL_BINARIES.length > 0 ? KUBECTL_BINARIES : ['kubectl']) {
+  test(`${bin}: get -A -o wide shows the server's columns, wide ones included, and each namespace from the row metadata`, { skip: KUBECTL_BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
     const server = await fakeApiServer();
     try {
       const port = (server.address() as AddressInfo).port;
-      const kubeconfig = join(dir, `kubeconfig-${port}`);
-      writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: fake, cluster: {server: "http://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: fake, user: u}}]\ncurrent-context: c\n`);
-      const out = await run(bin, ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, `cache-${port}`), 'get', 'pods,pvc,pv,csistoragecapacities', '-A', '-o', 'wide']);
+      const out = await runKubectl(bin, [...kubectlFlags(dir, port), 'get', 'pods,pvc,pv,csistoragecapacities', '-A', '-o', 'wide']);
       const lines = out.split('\n').map((l) => l.trim().split(/\s{2,}/));
       const header = (first: string): string[] => lines.find((l) => l[0] === 'NAMESPACE' && l[1] === 'NAME' && l[2] === first) ?? lines.find((l) => l[0] === 'NAME' && l[1] === first) ?? [];
       const rowOf = (name: string): string[] => lines.find((l) => l.some((cell) => cell.endsWith(name))) ?? [];
