@@ -83,13 +83,13 @@ export async function diedAtFailpoint(c: Conformance, point: string): Promise<vo
 type Guard = (body: (t: TestContext) => Promise<void>) => (t: TestContext) => Promise<void>;
 
 /** One test per failpoint: one driver started with it armed, one restart without it. */
-export function registerCrashPoints(fixture: BackendFixture, guarded: Guard, only?: readonly string[]): void {
+export function registerCrashPoints(fixture: BackendFixture, guarded: Guard, only?: readonly string[], label = ''): void {
   const unknown = (only ?? []).filter((p) => !LIFECYCLE_FAILPOINTS.some(([point]) => point === p));
   // A misspelt point would otherwise just test nothing.
   if (unknown.length > 0) throw new Error(`no such lifecycle failpoint: ${unknown.join(', ')}`);
   for (const [point, stepName] of LIFECYCLE_FAILPOINTS) {
     if (only !== undefined && !only.includes(point)) continue;
-    test(`every crash point: SIGKILL at ${point}, restart, retry ${stepName}, finish; no storage without a record, nothing left`, guarded(async (t) => {
+    test(`every crash point: SIGKILL at ${point}, restart, retry ${stepName}, finish; no storage without a record, nothing left${label}`, guarded(async (t) => {
       const c = await startDriver(t, fixture, { extraArgs: ['--controller-expansion'], env: { LODE_FAILPOINT: point } });
       const before = await snapshot(c);
       const r: Run = { c, size: await sizeFor(c, c.fsType), volumeId: '', hash: '' };

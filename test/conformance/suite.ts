@@ -10,7 +10,8 @@ import {
 import {
   assertNothingLeft, listed, nodeExpand, POOL, sizeFor, snapshot, startDriver, writeUpTo,
 } from './checks.js';
-import { registerCrashPoints } from './crash-points.js';
+import { LIFECYCLE_FAILPOINTS, registerCrashPoints } from './crash-points.js';
+import { crashSlice } from './crash-slice.js';
 import { registerSnapshotCases, SNAPSHOT_FAILPOINTS } from './snapshot-cases.js';
 import type { BackendFixture } from './fixture.js';
 
@@ -31,6 +32,11 @@ export interface ConformanceOptions {
   cases?: readonly CaseName[];
   /** The failpoints 'crash-points' covers (default: every one of LIFECYCLE_FAILPOINTS). */
   failpoints?: readonly string[];
+  /**
+   * How many of `failpoints` a run takes, chosen by seed (see crash-slice.ts); default: all. For
+   * guest files, where each point costs 30-60 s of emulated time.
+   */
+  crashSlice?: number;
   /** The failpoints 'snapshot-crash-points' covers (default: every one of SNAPSHOT_FAILPOINTS). */
   snapshotFailpoints?: readonly string[];
 }
@@ -265,7 +271,10 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
       await assertNothingLeft(c, before);
     }));
 
-    if (wanted.has('crash-points')) registerCrashPoints(fixture, guarded, options.failpoints);
+    if (wanted.has('crash-points')) {
+      const slice = crashSlice(options.failpoints ?? LIFECYCLE_FAILPOINTS.map(([point]) => point), options.crashSlice);
+      registerCrashPoints(fixture, guarded, slice.points, slice.label);
+    }
     if (caps.snapshots !== undefined) {
       registerSnapshotCases(fixture, guarded, wanted.has('snapshots'), wanted.has('snapshot-crash-points') ? options.snapshotFailpoints ?? SNAPSHOT_FAILPOINTS : []);
     }

@@ -211,6 +211,13 @@ function removeStaleShares(tmp: string): void {
   }
 }
 
+// CI, and the crash-slice choice (test/conformance/crash-slice.ts), reach the guest's tests unchanged.
+const PASSED_ENV = ['CI', 'LODE_CRASH_POINTS', 'LODE_CRASH_SEED'];
+
+function passedThrough(): Record<string, string> {
+  return Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : [])));
+}
+
 /** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
 export async function runInVm(files: readonly string[], opts: VmOptions): Promise<VmRun> {
   const memoryMiB = opts.memoryMiB ?? 2048;
@@ -236,7 +243,7 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
         cwd,
         reporter: reporterPath,
         modules: opts.modules ?? DEFAULT_GUEST_MODULES,
-        env: { LODE_VM_GUEST: '1', ...(process.env.CI ? { CI: process.env.CI } : {}), ...opts.env },
+        env: { LODE_VM_GUEST: '1', ...passedThrough(), ...opts.env },
         fileTimeoutSeconds: Math.ceil(fileTimeoutMs / 1000),
       }),
       { mode: 0o755 },
