@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
+import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -33,6 +34,12 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --log-level L          debug, info, warn or error (default info)     (env LODE_LOG_LEVEL)
   --capacity-refresh S   re-read the pools' free space every S seconds (env LODE_CAPACITY_REFRESH)
                          (default 30; GetCapacity re-reads it too)
+
+  Kubernetes API access (off unless one of these is given; docs/api-access.md):
+  --in-cluster           use the pod's service account                 (env LODE_IN_CLUSTER=true)
+  --kubeconfig FILE      use FILE's current context                    (env LODE_KUBECONFIG)
+  --api-timeout S        longest wait on the API inside a CSI call     (env LODE_API_TIMEOUT)
+                         (default 3; seconds, 1 to 60)
 `;
 
 export interface DriverFlags {
@@ -61,6 +68,9 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'metrics-address': { type: 'string' },
       'controller-expansion': { type: 'boolean' },
       'log-level': { type: 'string' },
+      'in-cluster': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      'api-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -114,9 +124,11 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   if (!/^\d+$/.test(refresh) || Number(refresh) < 1 || Number(refresh) > 86_400) {
     throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
   }
+  const kube = kubeOptions(values, env);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
+      ...(kube !== undefined ? { kube } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -124,5 +136,25 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     },
     logLevel,
     ...(chosen ? { poolFile: chosen.file } : {}),
+  };
+}
+
+/** The API access asked for, or undefined: the driver then runs with no API at all, as before. */
+function kubeOptions(values: { 'in-cluster'?: boolean; kubeconfig?: string; 'api-timeout'?: string }, env: NodeJS.ProcessEnv): KubeOptions | undefined {
+  const inCluster = values['in-cluster'] ?? env.LODE_IN_CLUSTER === 'true';
+  const kubeconfig = values.kubeconfig ?? (env.LODE_KUBECONFIG || undefined);
+  const timeout = values['api-timeout'] ?? env.LODE_API_TIMEOUT;
+  if (inCluster && kubeconfig !== undefined) throw new Error('give API access either with --in-cluster or with --kubeconfig, not both');
+  if (!inCluster && kubeconfig === undefined) {
+    if (timeout !== undefined) throw new Error('--api-timeout needs --in-cluster or --kubeconfig');
+    return undefined;
+  }
+  if (kubeconfig !== undefined && !path.isAbsolute(kubeconfig)) throw new Error(`--kubeconfig "${kubeconfig}" must be an absolute path`);
+  if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > 60)) {
+    throw new Error(`--api-timeout "${timeout}" must be a whole number of seconds from 1 to 60`);
+  }
+  return {
+    source: kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' },
+    callTimeoutMs: timeout !== undefined ? Number(timeout) * 1000 : DEFAULT_API_TIMEOUT_MS,
   };
 }

@@ -1,4 +1,5 @@
 // The driver's settings after flag parsing, and the topology it derives from them.
+import type { KubeOptions } from '../kube/kube-options.js';
 import type { PoolConfig } from '../pool/pool.js';
 
 export interface DriverConfig {
@@ -16,6 +17,8 @@ export interface DriverConfig {
   metricsAddress?: string;
   /** Seconds between re-reads of the pools' free space (capacity and metrics follow other use of the disk). */
   capacityRefreshSeconds: number;
+  /** Kubernetes API access, or undefined for none (every API feature is then off). */
+  kube?: KubeOptions;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

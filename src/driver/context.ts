@@ -1,5 +1,6 @@
 // What every CSI handler works with: settings, the volume catalog, the locks and this node's topology.
 import type { Topology } from '../csi/types.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
 import { KeyedLocks } from './locks.js';
@@ -8,7 +9,8 @@ export class DriverContext {
   readonly locks = new KeyedLocks();
   readonly topologyKey: string;
 
-  constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog) {
+  /** The API client when the driver was given access (--in-cluster, --kubeconfig), else undefined. */
+  constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog, readonly kube?: KubeClient) {
     this.topologyKey = topologyKey(config.driverName);
   }
 

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
+import { connectKube } from '../kube/kube-client.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
@@ -95,8 +96,10 @@ function serviceOf(name: string): protoLoader.ServiceDefinition {
 export async function startDriver(config: DriverConfig, makeObserver?: (ctx: DriverContext) => RpcObserver): Promise<RunningDriver> {
   const socketPath = socketPathOf(config.endpoint);
   await prepareSocket(socketPath);
+  // Credentials are checked before the pools open, so wrong ones stop the start with nothing touched.
+  const kube = config.kube !== undefined ? await connectKube(config.kube, config.nodeId, config.vendorVersion) : undefined;
   const catalog = await VolumeCatalog.open(config.pools.map(createBackend));
-  const ctx = new DriverContext(config, catalog);
+  const ctx = new DriverContext(config, catalog, kube);
   const observer = makeObserver?.(ctx);
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0, 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });

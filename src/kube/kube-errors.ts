@@ -1,0 +1,33 @@
+// What an API failure means for the operator: wrong credentials, missing RBAC, or an API that is not there.
+/** The API did not answer within the bound a CSI call may wait. */
+export class KubeUnavailableError extends Error {
+  override name = 'KubeUnavailableError';
+}
+
+/** The HTTP status of a client-node failure, or undefined when no response came (connection, timeout). */
+export function apiStatus(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined;
+}
+
+/** True for a 404 answer, which several callers treat as "already gone". */
+export function isNotFound(err: unknown): boolean {
+  return apiStatus(err) === 404;
+}
+
+/** True for a 409 answer: a stale resourceVersion or a name taken. */
+export function isConflict(err: unknown): boolean {
+  return apiStatus(err) === 409;
+}
+
+/** The one-line reason an API call failed, meant for a log line or a start-up error. */
+export function describeApiError(err: unknown, what: string): string {
+  const status = apiStatus(err);
+  const message = err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err);
+  if (status === 401) return `${what}: the API server rejected the credentials (401 Unauthorized); check the service account token or the kubeconfig's user`;
+  if (status === 403) return `${what}: forbidden (403); the driver's ClusterRole lacks this permission (deploy/base/rbac.yaml lists what each feature needs)`;
+  if (status !== undefined) return `${what}: the API server answered ${status}: ${message}`;
+  if (err instanceof KubeUnavailableError) return `${what}: ${err.message}`;
+  return `${what}: the API server could not be reached: ${message}`;
+}

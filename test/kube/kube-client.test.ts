@@ -1,0 +1,115 @@
+// The driver's API door against a real HTTP server: credentials checked at start, its own User-Agent, every request bounded.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ObjectStore } from '../../src/bench/api/object-store.js';
+import { EventLog } from '../../src/bench/api/event-log.js';
+import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
+import { Runtime } from '../../src/bench/runtime/runtime.js';
+import { ApiServer } from '../../src/bench/apiserver/server.js';
+import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
+import { RequestCounts } from '../../src/bench/api/request-counts.js';
+import { connectKube } from '../../src/kube/kube-client.js';
+import { KubeUnavailableError } from '../../src/kube/kube-errors.js';
+import { parseDriverFlags } from '../../src/cli/driver-flags.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'lode-kube-'));
+const clock = new VirtualClock();
+const store = new ObjectStore(clock);
+const runtime = new Runtime(clock);
+const stopHold = new AbortController();
+const seen: string[] = [];
+const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 20, onRequest: (client, verb, resource) => seen.push(`${client} ${verb} ${resource}`) });
+let held: Promise<void>;
+let benchConfig = '';
+
+/** An HTTP server answering every request with `status`, or never answering when status is 0. */
+async function stubServer(status: number): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const s = http.createServer((_, res) => {
+    if (status === 0) return;
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, message: 'stub' }));
+  });
+  s.on('connection', (c) => { sockets.add(c); c.on('close', () => sockets.delete(c)); });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
+}
+
+function kubeconfigFor(name: string, url: string): string {
+  const file = path.join(dir, name);
+  writeKubeconfig(file, url);
+  return file;
+}
+
+before(async () => {
+  const base = await server.start();
+  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
+  held = runtime.hold(stopHold.signal);
+  store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
+  benchConfig = kubeconfigFor('bench', base);
+});
+
+after(async () => {
+  stopHold.abort();
+  await held;
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('API access of the driver', () => {
+  it('checks the credentials with a GET of its own Node, sending its own User-Agent', async () => {
+    const kube = await connectKube({ source: { kind: 'kubeconfig', path: benchConfig }, callTimeoutMs: 2_000 }, 'node-1', '9.9.9');
+    assert.equal(kube.userAgent, 'lode-driver/9.9.9 (node-1)');
+    assert.ok(seen.includes('lode-driver get nodes'), seen.join('\n'));
+    const node = await kube.bounded('get node', (a) => a.core.readNode({ name: 'node-1' }));
+    assert.equal(node.metadata?.name, 'node-1');
+  });
+
+  it('stops the start with a message naming the cause when the credentials are rejected or lack the permission', async () => {
+    for (const [status, words] of [[401, /rejected the credentials \(401/], [403, /forbidden \(403\).*rbac/]] as const) {
+      const stub = await stubServer(status);
+      try {
+        await assert.rejects(connectKube({ source: { kind: 'kubeconfig', path: kubeconfigFor(`s${status}`, stub.url) }, callTimeoutMs: 1_000 }, 'node-1', '1'), words);
+      } finally {
+        await stub.close();
+      }
+    }
+    await assert.rejects(connectKube({ source: { kind: 'kubeconfig', path: path.join(dir, 'missing') }, callTimeoutMs: 1_000 }, 'node-1', '1'), /cannot load API credentials from kubeconfig/);
+  });
+
+  it('starts through an API outage, and a request that gets no answer fails within its bound', async () => {
+    const stub = await stubServer(0);
+    try {
+      const kube = await connectKube({ source: { kind: 'kubeconfig', path: kubeconfigFor('silent', stub.url) }, callTimeoutMs: 300 }, 'node-1', '1');
+      const started = Date.now();
+      await assert.rejects(kube.bounded('list pods', (a) => a.core.listNamespacedPod({ namespace: 'default' })), (err: unknown) => err instanceof KubeUnavailableError && /within 300 ms \(list pods\)/.test(err.message));
+      assert.ok(Date.now() - started < 5_000, 'the bound holds, not the HTTP library\'s own timeout');
+    } finally {
+      await stub.close();
+    }
+  });
+});
+
+describe('API flags', () => {
+  const base = ['--endpoint', 'unix:///tmp/x.sock', '--node-id', 'n1', '--pool', `p=${tmpdir()}`];
+  it('leave the API off unless asked, and refuse contradictions and bad values', async () => {
+    const off = await parseDriverFlags(base, {}, '1');
+    assert.ok(off !== 'help' && off.config.kube === undefined);
+    const on = await parseDriverFlags([...base, '--kubeconfig', '/etc/k.conf', '--api-timeout', '5'], {}, '1');
+    assert.ok(on !== 'help');
+    assert.deepEqual(on.config.kube, { source: { kind: 'kubeconfig', path: '/etc/k.conf' }, callTimeoutMs: 5_000 });
+    const env = await parseDriverFlags(base, { LODE_IN_CLUSTER: 'true' }, '1');
+    assert.ok(env !== 'help');
+    assert.deepEqual(env.config.kube?.source, { kind: 'in-cluster' });
+    await assert.rejects(parseDriverFlags([...base, '--in-cluster', '--kubeconfig', '/k'], {}, '1'), /not both/);
+    await assert.rejects(parseDriverFlags([...base, '--kubeconfig', 'k.conf'], {}, '1'), /absolute path/);
+    await assert.rejects(parseDriverFlags([...base, '--in-cluster', '--api-timeout', '0'], {}, '1'), /1 to 60/);
+    await assert.rejects(parseDriverFlags([...base, '--api-timeout', '3'], {}, '1'), /needs --in-cluster or --kubeconfig/);
+  });
+});
