@@ -1,0 +1,20 @@
+// Every API request the driver makes, by feature: the source of the driver's ClusterRole in deploy/base/rbac.yaml, which a test keeps equal to it.
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+
+export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'orphans';
+
+export interface Permission {
+  feature: ApiFeature;
+  /** '' for the core group. */
+  group: string;
+  /** Plural, with '/subresource' where the request names one. */
+  resource: string;
+  verbs: readonly Verb[];
+  /** What the feature does with it, said in the ClusterRole's comment. */
+  why: string;
+}
+
+/** One entry per (feature, group, resource); a request the code makes outside this list is a bug the RBAC test reports. */
+export const PERMISSIONS: readonly Permission[] = [
+  { feature: 'api-access', group: '', resource: 'nodes', verbs: ['get'], why: 'start-up check of the credentials: this node\'s own Node object' },
+];
