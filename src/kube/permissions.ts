@@ -10,6 +10,13 @@ export interface Permission {
   /** Plural, with '/subresource' where the request names one. */
   resource: string;
   verbs: readonly Verb[];
+  /**
+   * 'cluster' (a ClusterRole) unless the objects live only in the driver's own namespace (a
+   * Role there): the capacity objects and the leader-election Lease.
+   */
+  scope?: 'cluster' | 'own-namespace';
+  /** Objects the permission is limited to, where their names are known in advance. */
+  resourceNames?: readonly string[];
   /** What the feature does with it, said in the ClusterRole's comment. */
   why: string;
 }
