@@ -13,6 +13,7 @@ import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role'
 import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
 import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
+import { PERMISSIONS } from '../../src/kube/permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseSize } from '../../src/pool/sizes.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
@@ -498,11 +499,30 @@ test('RBAC grants what the sidecars call, read from their sources, and nothing e
     'coordination.k8s.io/leases/get@ns[external-resizer-lode-csi-dev]',
     'coordination.k8s.io/leases/update@ns[external-resizer-lode-csi-dev]',
   ]);
-  const granted = grants(await rendered());
+  const granted = grants((await rendered()).filter((o) => !isDriverRole(o)));
   const extra = [...granted].filter((g) => !expected.has(g));
   const missing = [...expected].filter((g) => !granted.has(g));
   assert.deepEqual(extra, [], 'granted but not needed');
   assert.deepEqual(missing, [], 'needed but not granted');
+});
+
+/** The roles of the driver itself, which src/kube/permissions.ts defines; the others are the sidecars'. */
+function isDriverRole(o: K8sObject): boolean {
+  return (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'lode-driver';
+}
+
+test('the driver\'s roles grant exactly the requests src/kube/permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
+  const objects = await rendered();
+  const ds = only<IDaemonSet>(objects, 'DaemonSet');
+  const expected = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) =>
+    `${p.group}/${p.resource}/${v}${p.scope === 'own-namespace' ? '@ns' : ''}${p.resourceNames ? `[${p.resourceNames.join(',')}]` : ''}`)));
+  const roles = objects.filter(isDriverRole);
+  assert.deepEqual([...grants(roles)].sort(), [...expected].sort());
+  for (const role of roles) {
+    const binding = all<IRoleBinding>(objects, role.kind === 'Role' ? 'RoleBinding' : 'ClusterRoleBinding').find((b) => b.roleRef.kind === role.kind && b.roleRef.name === role.metadata.name);
+    assert.ok(binding, `${role.kind} ${role.metadata.name} is bound`);
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: ds.spec?.template.spec?.serviceAccountName, namespace: ds.metadata?.namespace }]);
+  }
 });
 
 // The resizer sidecar is leader-elected across nodes; it only works for Lode if it takes its
