@@ -16,6 +16,9 @@ import { RequestCounts } from '../../src/bench/api/request-counts.js';
 import { connectKube } from '../../src/kube/kube-client.js';
 import { KubeUnavailableError } from '../../src/kube/kube-errors.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
+import { spawn } from 'node:child_process';
+import { readdirSync, existsSync } from 'node:fs';
+import { LODE_CLI } from '../helpers/driver-harness.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lode-kube-'));
 const clock = new VirtualClock();
@@ -90,6 +93,26 @@ describe('API access of the driver', () => {
       const started = Date.now();
       await assert.rejects(kube.bounded('list pods', (a) => a.core.listNamespacedPod({ namespace: 'default' })), (err: unknown) => err instanceof KubeUnavailableError && /within 300 ms \(list pods\)/.test(err.message));
       assert.ok(Date.now() - started < 5_000, 'the bound holds, not the HTTP library\'s own timeout');
+    } finally {
+      await stub.close();
+    }
+  });
+});
+
+describe('lode driver with API access', () => {
+  it('exits 1 on rejected credentials, saying so, before it opens a pool or its socket', async () => {
+    const stub = await stubServer(401);
+    const pool = mkdtempSync(path.join(dir, 'pool-'));
+    const sock = path.join(dir, 'csi.sock');
+    try {
+      const child = spawn(process.execPath, [LODE_CLI, 'driver', '--endpoint', `unix://${sock}`, '--node-id', 'node-1', '--pool', `p=${pool}`, '--kubeconfig', kubeconfigFor('cli', stub.url)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /lode driver: get node node-1: the API server rejected the credentials \(401 Unauthorized\)/);
+      assert.deepEqual(readdirSync(pool), [], 'the pool is untouched');
+      assert.equal(existsSync(sock), false, 'no socket');
     } finally {
       await stub.close();
     }
