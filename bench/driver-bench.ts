@@ -36,6 +36,43 @@ async function createThroughput(client: CsiClient, prefix: string, count: number
   return count / seconds;
 }
 
+/**
+ * A second driver, given API access to a bench API server in this process (one Node, no other
+ * objects), measured once its start-up requests are done.
+ */
+async function idleWithApiAccess(): Promise<number> {
+  const { ObjectStore } = await import('../src/bench/api/object-store.js');
+  const { EventLog } = await import('../src/bench/api/event-log.js');
+  const { VirtualClock } = await import('../src/bench/clock/virtual-clock.js');
+  const { Runtime } = await import('../src/bench/runtime/runtime.js');
+  const { ApiServer } = await import('../src/bench/apiserver/server.js');
+  const { writeKubeconfig } = await import('../src/bench/apiserver/kubeconfig.js');
+  const { RequestCounts } = await import('../src/bench/api/request-counts.js');
+  const clock = new VirtualClock();
+  const store = new ObjectStore(clock);
+  const runtime = new Runtime(clock);
+  const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 100 });
+  const stop = new AbortController();
+  const base = await server.start();
+  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
+  const held = runtime.hold(stop.signal);
+  store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-api' } });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-api-'));
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, base);
+  const h = await DriverHarness.start({ nodeId: 'node-api', pools: [{ name: 'fast', size: '1Gi' }], extraArgs: ['--kubeconfig', kubeconfig] });
+  try {
+    await new Promise((r) => setTimeout(r, 5_000));
+    return await rssMiB(h.proc);
+  } finally {
+    await h.cleanup();
+    stop.abort();
+    await held;
+    await server.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Optional yardstick: the reference Go driver, when HOSTPATH_PLUGIN names its binary (not part of Lode). */
 async function hostpathYardstick(): Promise<void> {
   const bin = process.env.HOSTPATH_PLUGIN;
@@ -111,6 +148,8 @@ async function main(): Promise<void> {
     console.log('\n(d) driver resident memory');
     console.log(`  idle (no volumes)                    ${idle.toFixed(1)} MiB`);
     console.log(`  with ${list.entries.length} volumes                    ${full.toFixed(1)} MiB   (goal < 100 MB)`);
+    const withApi = await idleWithApiAccess();
+    console.log(`  idle, with API access                ${withApi.toFixed(1)} MiB   (the Kubernetes client loaded and its features running)`);
     await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
     await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
 
