@@ -327,14 +327,14 @@ test('pod scheduling: every node with Linux, any taint, node-critical priority, 
   }
 });
 
-test('only the provisioner, the resizer and the snapshotter get an API token', { skip }, async () => {
+test('only the driver, the provisioner, the resizer and the snapshotter get an API token', { skip }, async () => {
   const ds = await daemonSet();
   const spec = ds.spec?.template.spec;
   assert.equal(spec?.automountServiceAccountToken, false);
   const tokenVolumes = new Set((spec?.volumes ?? []).filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken)).map((v) => v.name));
   assert.equal(tokenVolumes.size, 1);
   const holders = (spec?.containers ?? []).filter((c) => c.volumeMounts?.some((m) => tokenVolumes.has(m.name))).map((c) => c.name).sort();
-  assert.deepEqual(holders, ['csi-provisioner', 'csi-resizer', 'csi-snapshotter']);
+  assert.deepEqual(holders, ['csi-provisioner', 'csi-resizer', 'csi-snapshotter', 'lode']);
   for (const c of spec?.containers ?? []) {
     const m = c.volumeMounts?.find((x) => tokenVolumes.has(x.name));
     if (m) assert.equal(m.mountPath, '/var/run/secrets/kubernetes.io/serviceaccount', `${c.name}: where client-go looks`);
