@@ -141,6 +141,7 @@ test('CreateVolume: every malformed request is INVALID_ARGUMENT and leaves the d
     ['multi-node block', volumeRequest('cd-bad', 16 * MiB, { cap: rawCap('MULTI_NODE_MULTI_WRITER') })],
     ['unknown parameter', volumeRequest('cd-bad', 16 * MiB, { parameters: { colour: 'blue' } })],
     ['pool name that cannot be a pool', volumeRequest('cd-bad', 16 * MiB, { parameters: { pool: 'Not_A/Pool' } })],
+    ['onNodeLoss value that is not one', volumeRequest('cd-bad', 16 * MiB, { parameters: { onNodeLoss: 'delete' } })],
     ['unsupported fsType parameter', volumeRequest('cd-bad', 16 * MiB, { parameters: { fsType: 'btrfs' } })],
     ['unsupported csi.storage.k8s.io/fstype', volumeRequest('cd-bad', 16 * MiB, { parameters: { 'csi.storage.k8s.io/fstype': 'vfat' } })],
     ['unsupported fs_type in the capability', volumeRequest('cd-bad', 16 * MiB, { cap: fsCap('ntfs') })],
@@ -166,6 +167,15 @@ test('CreateVolume: every malformed request is INVALID_ARGUMENT and leaves the d
     await expectCode(h.client.createVolume(req), code, `content source ${JSON.stringify(source)}`);
   }
   assert.deepEqual(await diskState(h), state);
+});
+
+test('CreateVolume and GetCapacity accept the node-loss opt-in of a class', async () => {
+  const parameters = { onNodeLoss: 'delete-claims' };
+  assert.ok(await available(h, parameters) > 0);
+  const v = await createVolume(h, 'cd-node-loss', 16 * MiB, { parameters });
+  await h.client.deleteVolume({ volume_id: v.id });
+  const kept = await createVolume(h, 'cd-node-loss-keep', 16 * MiB, { parameters: { onNodeLoss: 'keep' } });
+  await h.client.deleteVolume({ volume_id: kept.id });
 });
 
 test('CreateVolume accepts every single-node access mode, for filesystem and block', async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
 import { LeaseElector, type LeaseTimings } from '../../src/kube/leader-election.js';
+import { parseDriverFlags } from '../../src/cli/driver-flags.js';
 import { ApiCluster, until } from '../node-loss/api-cluster.js';
 
 const TIMINGS: LeaseTimings = { leaseDurationSeconds: 2, renewDeadlineMs: 1_500, retryPeriodMs: 100 };
@@ -14,8 +15,15 @@ function lease(name: string): Lease | undefined {
   return cluster.store.get('Lease', name, 'lode-system') as Lease | undefined;
 }
 
+const electors: LeaseElector[] = [];
+function elector(identity: string, name: string, onLeading: (stopped: AbortSignal) => void): LeaseElector {
+  const e = new LeaseElector(kube, { namespace: 'lode-system', name, identity, timings: TIMINGS, onLeading });
+  electors.push(e);
+  return e;
+}
+
 function candidate(identity: string, name: string, leads: string[]): LeaseElector {
-  return new LeaseElector(kube, { namespace: 'lode-system', name, identity, timings: TIMINGS, onLeading: () => leads.push(identity) });
+  return elector(identity, name, () => leads.push(identity));
 }
 
 before(async () => {
@@ -25,6 +33,8 @@ before(async () => {
 });
 
 after(async () => {
+  // Closing twice is harmless; a failed test must not leave a candidate campaigning.
+  for (const e of electors) await e.close();
   await cluster.stop();
 });
 
@@ -56,7 +66,7 @@ describe('leader election', () => {
   it('a leader whose renewal is refused (409: someone else wrote the lease) steps down and leaves the new holder\'s lease alone', async () => {
     const leads: string[] = [];
     let stopped: AbortSignal | undefined;
-    const a = new LeaseElector(kube, { namespace: 'lode-system', name: 'two', identity: 'node-a', timings: TIMINGS, onLeading: (s) => { leads.push('node-a'); stopped = s; } });
+    const a = elector('node-a', 'two', (s) => { leads.push('node-a'); stopped = s; });
     a.start();
     await until('node-a leads', () => a.isLeader);
     // Another candidate's write (as if node-a had been paused past its lease): the leader's
@@ -90,5 +100,27 @@ describe('leader election', () => {
     assert.equal(lease('three')?.spec?.holderIdentity, 'node-b');
     assert.equal(lease('three')?.spec?.leaseTransitions, 1);
     await b.close();
+  });
+});
+
+describe('node-loss flags', () => {
+  const base = ['--endpoint', 'unix:///tmp/x.sock', '--node-id', 'n1', '--pool', `p=${process.cwd()}`];
+  const api = [...base, '--kubeconfig', '/etc/k.conf'];
+  it('run the handler by default with API access, never without it, and take timings that can work', async () => {
+    const off = await parseDriverFlags(base, {}, '1');
+    assert.ok(off !== 'help' && off.config.nodeLoss === undefined, 'no API access: no handler');
+    const on = await parseDriverFlags(api, { POD_NAMESPACE: 'lode-ns' }, '1');
+    assert.ok(on !== 'help');
+    assert.deepEqual(on.config.nodeLoss, { mode: 'on', namespace: 'lode-ns', timings: { leaseDurationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }, periodMs: 10_000 });
+    const short = await parseDriverFlags([...api, '--node-loss', 'dry-run', '--lease-namespace', 'x', '--leader-lease-duration', '2', '--leader-renew-deadline', '1.5', '--leader-retry-period', '0.2', '--node-loss-period', '0.5'], {}, '1');
+    assert.ok(short !== 'help');
+    assert.deepEqual(short.config.nodeLoss, { mode: 'dry-run', namespace: 'x', timings: { leaseDurationSeconds: 2, renewDeadlineMs: 1_500, retryPeriodMs: 200 }, periodMs: 500 });
+    const env = await parseDriverFlags(api, { LODE_NODE_LOSS: 'off' }, '1');
+    assert.ok(env !== 'help' && env.config.nodeLoss === undefined);
+    await assert.rejects(parseDriverFlags([...base, '--node-loss', 'on'], {}, '1'), /needs --in-cluster or --kubeconfig/);
+    await assert.rejects(parseDriverFlags([...api, '--node-loss', 'yes'], {}, '1'), /one of off, dry-run, on/);
+    await assert.rejects(parseDriverFlags([...api, '--leader-renew-deadline', '20'], {}, '1'), /renew deadline must be shorter than the lease duration/);
+    await assert.rejects(parseDriverFlags([...api, '--leader-retry-period', '9'], {}, '1'), /retry period/);
+    await assert.rejects(parseDriverFlags([...api, '--leader-lease-duration', '1.5'], {}, '1'), /whole number/);
   });
 });
