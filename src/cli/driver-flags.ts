@@ -42,17 +42,21 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --kubeconfig FILE      use FILE's current context                    (env LODE_KUBECONFIG)
   --api-timeout S        longest wait on the API inside a CSI call     (env LODE_API_TIMEOUT)
                          (default 3; seconds, 1 to 60)
-  --node-loss MODE       on, dry-run or off: the leader-elected handler (env LODE_NODE_LOSS)
-                         of lost nodes (default on with API access; it
-                         acts only on classes with onNodeLoss: delete-claims)
-  --lease-namespace NS   namespace of its Lease (default lode-system)   (env LODE_LEASE_NAMESPACE, or POD_NAMESPACE)
-  --leader-lease-duration S  a lease nobody renews expires after S    (env LODE_LEADER_LEASE_DURATION)
+  --node-loss MODE       on, dry-run or off: the leader-elected        (env LODE_NODE_LOSS)
+                         handler of lost nodes (default on with API
+                         access; it acts only on classes that set
+                         onNodeLoss: delete-claims)
+  --lease-namespace NS   namespace of its Lease (default lode-system)  (env LODE_LEASE_NAMESPACE, or POD_NAMESPACE)
+  --leader-lease-duration S                                            (env LODE_LEADER_LEASE_DURATION)
+                         a lease nobody renews expires after S
                          (default 15; whole seconds)
-  --leader-renew-deadline S  the leader steps down after S without   (env LODE_LEADER_RENEW_DEADLINE)
-                         a renewal (default 10; seconds, may be decimal)
-  --leader-retry-period S    pause between tries to acquire or renew (env LODE_LEADER_RETRY_PERIOD)
+  --leader-renew-deadline S                                            (env LODE_LEADER_RENEW_DEADLINE)
+                         the leader stops acting after S without a
+                         renewal (default 10; seconds, may be decimal)
+  --leader-retry-period S                                              (env LODE_LEADER_RETRY_PERIOD)
+                         pause between tries to acquire or renew
                          (default 2; seconds, may be decimal)
-  --node-loss-period S   the leader looks at Nodes and PVs every S      (env LODE_NODE_LOSS_PERIOD)
+  --node-loss-period S   the leader looks at PVs and Nodes every S     (env LODE_NODE_LOSS_PERIOD)
                          (default 10; seconds, may be decimal)
 `;
 
