@@ -212,19 +212,33 @@ export class NodeLossHandler {
     }
   }
 
-  private async deleteVolume(pv: V1PersistentVolume, node: LostNode): Promise<boolean> {
-    const name = pv.metadata?.name ?? '';
-    const uid = pv.metadata?.uid;
+  private async deleteVolume(listed: V1PersistentVolume, node: LostNode): Promise<boolean> {
+    const name = listed.metadata?.name ?? '';
+    const uid = listed.metadata?.uid;
+    let pv: V1PersistentVolume;
+    try {
+      // Read again: deleting the claim has just made the PV controller write the PV (Released).
+      pv = await this.kube.bounded(`get pv ${name}`, (a) => a.core.readPersistentVolume({ name }));
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+    if (pv.metadata?.uid !== uid) return false;
     const annotations = { ...pv.metadata?.annotations, [this.lostAnnotation]: `${node.name}: ${node.signal}` };
     const finalizers = (pv.metadata?.finalizers ?? []).filter((f) => f !== PROVISIONER_FINALIZER);
     const body: V1PersistentVolume = { ...pv, metadata: { ...pv.metadata, annotations, finalizers } };
     try {
-      // resourceVersion from the list: a PV changed since is handled by the next pass.
       await this.kube.bounded(`update pv ${name}`, (a) => a.core.replacePersistentVolume({ name, body }));
-      await this.kube.bounded(`delete pv ${name}`, (a) => a.core.deletePersistentVolume({ name, body: uid ? { preconditions: { uid } } : {} }));
     } catch (err) {
+      // 409: changed since the read; the next pass tries again.
       if (isNotFound(err) || isConflict(err)) return false;
       throw err;
+    }
+    try {
+      await this.kube.bounded(`delete pv ${name}`, (a) => a.core.deletePersistentVolume({ name, body: uid ? { preconditions: { uid } } : {} }));
+    } catch (err) {
+      // Gone already: it was being deleted, and the finalizer was all that held it.
+      if (!isNotFound(err)) throw err;
     }
     log('warn', 'node loss: PV deleted; its data was on the lost node and is gone with it', { pv: name, node: node.name, volumeHandle: pv.spec?.csi?.volumeHandle });
     return true;

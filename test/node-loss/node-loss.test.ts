@@ -72,6 +72,10 @@ describe('node-loss handler', () => {
     addWorkload(s, 'replaced', 'node-gone', 'lode-release');
     s.forceDelete('PersistentVolumeClaim', 'data-replaced-0', NS);
     const replacement = s.create('PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-replaced-0', namespace: NS }, spec: { storageClassName: 'lode-release' } });
+    // Where a leader killed half-way left it: claim gone, PV deleted but held by the finalizer, pod still there.
+    addWorkload(s, 'half', 'node-gone', 'lode-release');
+    s.forceDelete('PersistentVolumeClaim', 'data-half-0', NS);
+    s.delete('PersistentVolume', 'pvc-half');
     // A pod using the lost claim but not on the lost node (unscheduled): not the handler's.
     s.create('Pod', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'reader', namespace: NS }, spec: { containers: [{ name: 'c', image: 'c' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data-gone-0' } }] } });
     for (const n of ['gone', 'tainted', 'notready', 'a']) addCapacity(s, `cap-${n}`, `node-${n}`);
@@ -88,7 +92,7 @@ describe('node-loss handler', () => {
     s.delete('Node', 'node-gone');
 
     const h = await driver(c, 'node-a', 'on');
-    await until('the lost volumes are gone', () => ['pvc-gone', 'pvc-tainted', 'pvc-replaced'].every((n) => s.get('PersistentVolume', n) === undefined));
+    await until('the lost volumes are gone', () => ['pvc-gone', 'pvc-tainted', 'pvc-replaced', 'pvc-half'].every((n) => s.get('PersistentVolume', n) === undefined));
     await anotherPass(h);
 
     // Released: the protected claim is left terminating (pvc-protection's to finish), the rest gone.
@@ -97,6 +101,7 @@ describe('node-loss handler', () => {
     assert.equal(s.get('Pod', 'gone-0', NS), undefined);
     assert.equal(s.get('Pod', 'tainted-0', NS), undefined);
     assert.equal(s.get('Pod', 'replaced-0', NS), undefined);
+    assert.equal(s.get('Pod', 'half-0', NS), undefined, 'a half-done release is finished');
     assert.deepEqual(order.filter((o) => o.includes('gone')), ['claim data-gone-0 MODIFIED', 'pod gone-0 DELETED', 'pv pvc-gone DELETED'], 'claim first, then the pod, then the PV');
     assert.equal(pvAtDeletion?.annotations?.['lode.csi.dev/lost-with-node'], 'node-gone: deleted', 'the PV says, before it goes, why');
     assert.ok(!(pvAtDeletion?.finalizers ?? []).includes(PROVISIONER_FINALIZER), 'the dead node\'s provisioner finalizer was removed');
