@@ -68,6 +68,7 @@ export class LeaseElector {
   private leading: AbortController | undefined;
   private readonly stop = new AbortController();
   private loop: Promise<void> | undefined;
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly kube: KubeClient, private readonly o: LeaseElectorOptions) {}
 
@@ -89,28 +90,29 @@ export class LeaseElector {
 
   private async run(): Promise<void> {
     const { retryPeriodMs, renewDeadlineMs } = this.o.timings;
-    let lastRenewMs = 0;
     while (!this.stop.signal.aborted) {
       const ok = await this.tryAcquireOrRenew();
       if (this.stop.signal.aborted) break;
       if (ok) {
-        lastRenewMs = Date.now();
+        // The deadline runs on a timer, not between attempts: a renewal hanging in the API
+        // must not keep this candidate acting past the point where another may take over.
+        clearTimeout(this.deadline);
+        this.deadline = setTimeout(() => this.stepDown(`no renewal within ${renewDeadlineMs} ms`), renewDeadlineMs);
+        this.deadline.unref();
         if (!this.leading) {
           this.leading = new AbortController();
           log('info', 'leader election: leading', { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity });
           this.o.onLeading(this.leading.signal);
         }
-      } else if (this.leading && (this.held === undefined || Date.now() - lastRenewMs >= renewDeadlineMs)) {
-        // Lost to another holder (held cleared), or no renewal within the deadline: the
-        // lease may be taken by now, so acting on must stop.
-        this.stepDown(this.held === undefined ? 'another candidate holds the lease' : `no renewal within ${renewDeadlineMs} ms`);
-        this.held = undefined;
+      } else if (this.leading && this.held === undefined) {
+        this.stepDown('another candidate holds the lease');
       }
       await sleep(retryPeriodMs, this.stop.signal);
     }
   }
 
   private stepDown(why: string): void {
+    clearTimeout(this.deadline);
     if (!this.leading) return;
     log('warn', 'leader election: no longer leading', { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity, why });
     this.leading.abort();

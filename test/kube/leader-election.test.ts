@@ -1,6 +1,9 @@
 // Leader election over a Lease on the bench's API server: one leader, hand-over on a clean stop, and a stale renewal that loses.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
 import { LeaseElector, type LeaseTimings } from '../../src/kube/leader-election.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
@@ -100,6 +103,52 @@ describe('leader election', () => {
     assert.equal(lease('three')?.spec?.holderIdentity, 'node-b');
     assert.equal(lease('three')?.spec?.leaseTransitions, 1);
     await b.close();
+  });
+});
+
+/**
+ * A fake network between one client and the API server: forwards bytes until cut, then
+ * swallows them, as a partition does (connections stay open, answers never come).
+ */
+async function partitionable(target: string): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(port), hostname);
+    for (const sock of [client, upstream]) { sockets.add(sock); sock.on('error', () => undefined); sock.on('close', () => sockets.delete(sock)); }
+    client.on('data', (d) => { if (!cut) upstream.write(d); });
+    upstream.on('data', (d) => { if (!cut) client.write(d); });
+    client.on('end', () => upstream.end());
+    upstream.on('end', () => client.end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    cut: () => { cut = true; },
+    close: () => new Promise((r) => { for (const sock of sockets) sock.destroy(); server.close(() => r()); }),
+  };
+}
+
+describe('leader election through a partition', () => {
+  it('a leader cut off from the API stops acting before another candidate can take the lease', async () => {
+    const net1 = await partitionable(cluster.url);
+    const file = path.join(cluster.dir, 'partitioned');
+    writeKubeconfig(file, net1.url);
+    // Requests may wait far longer than the renew deadline: the deadline alone must stop it.
+    const far = await connectKube({ source: { kind: 'kubeconfig', path: file }, callTimeoutMs: 30_000 }, 'node-a', '1');
+    const order: string[] = [];
+    const a = new LeaseElector(far, { namespace: 'lode-system', name: 'four', identity: 'node-a', timings: TIMINGS, onLeading: (stopped) => { order.push('a leads'); stopped.addEventListener('abort', () => order.push('a stops')); } });
+    electors.push(a);
+    a.start();
+    await until('node-a leads', () => a.isLeader);
+    const b = elector('node-b', 'four', () => order.push('b leads'));
+    b.start();
+    net1.cut();
+    await until('node-b takes over', () => b.isLeader);
+    assert.deepEqual(order, ['a leads', 'a stops', 'b leads'], 'never two leaders at once');
+    await b.close();
+    await net1.close();
   });
 });
 

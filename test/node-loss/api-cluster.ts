@@ -21,12 +21,15 @@ export class ApiCluster {
   private held: Promise<void> | undefined;
   readonly dir = mkdtempSync(path.join(tmpdir(), 'lode-nodeloss-'));
   kubeconfig = '';
+  /** The server's base URL. */
+  url = '';
 
   static async start(driverName = 'lode.csi.dev'): Promise<ApiCluster> {
     const c = new ApiCluster();
     const base = await c.server.start();
     c.server.attach({ store: c.store, events: new EventLog(() => c.clock.now()), clock: c.clock, external: c.runtime.external, driverName, requests: new RequestCounts() });
     c.held = c.runtime.hold(c.hold.signal);
+    c.url = base;
     c.kubeconfig = path.join(c.dir, 'kubeconfig');
     writeKubeconfig(c.kubeconfig, base);
     return c;
