@@ -6,7 +6,7 @@ import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
-import { DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
+import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -46,7 +46,8 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          handler of lost nodes (default on with API
                          access; it acts only on classes that set
                          onNodeLoss: delete-claims)
-  --lease-namespace NS   namespace of its Lease (default lode-system)  (env LODE_LEASE_NAMESPACE, or POD_NAMESPACE)
+  --namespace NS         the driver's own namespace: its Lease and the (env LODE_NAMESPACE, or POD_NAMESPACE)
+                         provisioner's capacity objects (default lode-system)
   --leader-lease-duration S                                            (env LODE_LEADER_LEASE_DURATION)
                          a lease nobody renews expires after S
                          (default 15; whole seconds)
@@ -90,7 +91,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       kubeconfig: { type: 'string' },
       'api-timeout': { type: 'string' },
       'node-loss': { type: 'string' },
-      'lease-namespace': { type: 'string' },
+      namespace: { type: 'string' },
       'leader-lease-duration': { type: 'string' },
       'leader-renew-deadline': { type: 'string' },
       'leader-retry-period': { type: 'string' },
@@ -186,7 +187,7 @@ function kubeOptions(values: { 'in-cluster'?: boolean; kubeconfig?: string; 'api
 }
 
 type NodeLossValues = {
-  'node-loss'?: string; 'lease-namespace'?: string; 'leader-lease-duration'?: string;
+  'node-loss'?: string; namespace?: string; 'leader-lease-duration'?: string;
   'leader-renew-deadline'?: string; 'leader-retry-period'?: string; 'node-loss-period'?: string;
 };
 
@@ -206,8 +207,8 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
   const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
   if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
-  const namespace = values['lease-namespace'] ?? (env.LODE_LEASE_NAMESPACE || env.POD_NAMESPACE || DEFAULT_LEASE_NAMESPACE);
-  if (!NAMESPACE.test(namespace)) throw new Error(`--lease-namespace "${namespace}" is not a namespace name`);
+  const namespace = values.namespace ?? (env.LODE_NAMESPACE || env.POD_NAMESPACE || DEFAULT_NAMESPACE);
+  if (!NAMESPACE.test(namespace)) throw new Error(`--namespace "${namespace}" is not a namespace name`);
   const pick = (flag: keyof NodeLossValues, envName: string): string | undefined => values[flag] ?? (env[envName] || undefined);
   const duration = pick('leader-lease-duration', 'LODE_LEADER_LEASE_DURATION');
   const deadline = pick('leader-renew-deadline', 'LODE_LEADER_RENEW_DEADLINE');

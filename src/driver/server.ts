@@ -120,7 +120,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const refresher = setInterval(() => void catalog.refreshAll(), config.capacityRefreshSeconds * 1000);
   refresher.unref();
   const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
-    ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey }, config.nodeLoss)
+    ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss)
     : undefined;
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,

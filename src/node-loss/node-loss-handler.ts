@@ -11,6 +11,8 @@ export interface NodeLossIdentity {
   driverName: string;
   nodeId: string;
   topologyKey: string;
+  /** The driver's own namespace, where csi-provisioner (one per node) keeps the capacity objects. */
+  namespace: string;
 }
 
 /** What one pass did (or, in dry run, would have done). */
@@ -68,7 +70,7 @@ export class NodeLossHandler {
     // PVs and capacity objects first, Nodes last: see lostNodes.
     const pvs = (await this.kube.bounded('list persistentvolumes', (a) => a.core.listPersistentVolume({}))).items
       .filter((pv) => pv.spec?.csi?.driver === this.id.driverName);
-    const capacities = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listCSIStorageCapacityForAllNamespaces({ labelSelector: `${CAPACITY_DRIVER_LABEL}=${this.id.driverName}` }))).items;
+    const capacities = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listNamespacedCSIStorageCapacity({ namespace: this.id.namespace, labelSelector: `${CAPACITY_DRIVER_LABEL}=${this.id.driverName}` }))).items;
     const nodes = (await this.kube.bounded('list nodes', (a) => a.core.listNode({}))).items;
     const named = new Set<string>();
     for (const pv of pvs) { const n = pinnedNode(pv, this.id.topologyKey); if (n !== undefined) named.add(n); }

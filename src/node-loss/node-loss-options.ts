@@ -8,14 +8,14 @@ export const NODE_LOSS_MODES: readonly NodeLossMode[] = ['off', 'dry-run', 'on']
 
 export interface NodeLossOptions {
   mode: 'dry-run' | 'on';
-  /** Namespace of the Lease (the DaemonSet's own). */
+  /** The driver's own namespace (the DaemonSet's): the Lease, and the capacity objects csi-provisioner keeps there. */
   namespace: string;
   timings: LeaseTimings;
   /** Pause between the leader's looks at Nodes and PVs. */
   periodMs: number;
 }
 
-export const DEFAULT_LEASE_NAMESPACE = 'lode-system';
+export const DEFAULT_NAMESPACE = 'lode-system';
 export const DEFAULT_NODE_LOSS_PERIOD_MS = 10_000;
 
 /** The Lease every node's driver campaigns for: one per driver name, so two installs never share a leader. */

@@ -161,7 +161,7 @@ describe('node-loss flags', () => {
     const on = await parseDriverFlags(api, { POD_NAMESPACE: 'lode-ns' }, '1');
     assert.ok(on !== 'help');
     assert.deepEqual(on.config.nodeLoss, { mode: 'on', namespace: 'lode-ns', timings: { leaseDurationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 }, periodMs: 10_000 });
-    const short = await parseDriverFlags([...api, '--node-loss', 'dry-run', '--lease-namespace', 'x', '--leader-lease-duration', '2', '--leader-renew-deadline', '1.5', '--leader-retry-period', '0.2', '--node-loss-period', '0.5'], {}, '1');
+    const short = await parseDriverFlags([...api, '--node-loss', 'dry-run', '--namespace', 'x', '--leader-lease-duration', '2', '--leader-renew-deadline', '1.5', '--leader-retry-period', '0.2', '--node-loss-period', '0.5'], {}, '1');
     assert.ok(short !== 'help');
     assert.deepEqual(short.config.nodeLoss, { mode: 'dry-run', namespace: 'x', timings: { leaseDurationSeconds: 2, renewDeadlineMs: 1_500, retryPeriodMs: 200 }, periodMs: 500 });
     const env = await parseDriverFlags(api, { LODE_NODE_LOSS: 'off' }, '1');
