@@ -72,6 +72,9 @@ describe('node-loss handler', () => {
     addWorkload(s, 'replaced', 'node-gone', 'lode-release');
     s.forceDelete('PersistentVolumeClaim', 'data-replaced-0', NS);
     const replacement = s.create('PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-replaced-0', namespace: NS }, spec: { storageClassName: 'lode-release' } });
+    // Reclaim policy Retain: claim and pod released, the PV kept for the operator.
+    addWorkload(s, 'retained', 'node-gone', 'lode-release');
+    s.modify('PersistentVolume', 'pvc-retained', undefined, (pv) => { pv.spec!.persistentVolumeReclaimPolicy = 'Retain'; });
     // Where a leader killed half-way left it: claim gone, PV deleted but held by the finalizer, pod still there.
     addWorkload(s, 'half', 'node-gone', 'lode-release');
     s.forceDelete('PersistentVolumeClaim', 'data-half-0', NS);
@@ -102,6 +105,9 @@ describe('node-loss handler', () => {
     assert.equal(s.get('Pod', 'tainted-0', NS), undefined);
     assert.equal(s.get('Pod', 'replaced-0', NS), undefined);
     assert.equal(s.get('Pod', 'half-0', NS), undefined, 'a half-done release is finished');
+    assert.equal(s.get('PersistentVolumeClaim', 'data-retained-0', NS), undefined);
+    assert.equal(s.get('Pod', 'retained-0', NS), undefined);
+    assert.ok(s.get('PersistentVolume', 'pvc-retained') !== undefined, 'a Retain PV stays');
     assert.deepEqual(order.filter((o) => o.includes('gone')), ['claim data-gone-0 MODIFIED', 'pod gone-0 DELETED', 'pv pvc-gone DELETED'], 'claim first, then the pod, then the PV');
     assert.equal(pvAtDeletion?.annotations?.['lode.csi.dev/lost-with-node'], 'node-gone: deleted', 'the PV says, before it goes, why');
     assert.ok(!(pvAtDeletion?.finalizers ?? []).includes(PROVISIONER_FINALIZER), 'the dead node\'s provisioner finalizer was removed');
