@@ -67,7 +67,8 @@ export class NodeLossHandler {
 
   async pass(stopped: AbortSignal): Promise<PassSummary> {
     const summary: PassSummary = { lostNodes: [], claimsDeleted: 0, podsDeleted: 0, volumesDeleted: 0, capacitiesDeleted: 0, volumesKept: 0 };
-    // PVs and capacity objects first, Nodes last: see lostNodes.
+    // PVs and capacity objects first, Nodes last: see lostNodes. No resourceVersion on the
+    // lists: a read from the API server's cache could lag the PV list and miss a new node.
     const pvs = (await this.kube.bounded('list persistentvolumes', (a) => a.core.listPersistentVolume({}))).items
       .filter((pv) => pv.spec?.csi?.driver === this.id.driverName);
     const capacities = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listNamespacedCSIStorageCapacity({ namespace: this.id.namespace, labelSelector: `${CAPACITY_DRIVER_LABEL}=${this.id.driverName}` }))).items;
