@@ -19,6 +19,8 @@ export interface DriverConfig {
   capacityRefreshSeconds: number;
   /** Kubernetes API access, or undefined for none (every API feature is then off). */
   kube?: KubeOptions;
+  /** Pod reservations (src/reservations), used only with `kube`; on by default there. */
+  podReservations?: { enabled: boolean; ttlMs: number };
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

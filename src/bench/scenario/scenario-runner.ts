@@ -184,7 +184,12 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
     if (p.status?.phase !== 'Running') {
       reason = cluster.scheduler.lastFailure.get(key) ?? lastWarning.get(key) ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
     }
-    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
+    const createVolumeAttempts: Record<string, number> = {};
+    for (const v of p.spec?.volumes ?? []) {
+      const claim = v.persistentVolumeClaim?.claimName ?? (v.ephemeral !== undefined ? `${p.metadata?.name}-${v.name}` : undefined);
+      if (claim !== undefined) createVolumeAttempts[claim] = m.createVolumeCalls.get(`${p.metadata?.namespace}/${claim}`) ?? 0;
+    }
+    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, createVolumeAttempts, reason };
   });
   const pvs = new Map(store.list('PersistentVolume').map((pv) => [pv.metadata?.name ?? '', pv]));
   const claims: ClaimRow[] = store.list('PersistentVolumeClaim').map((c) => {
@@ -242,6 +247,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       totalSchedulingAttempts: m.totalAttempts(),
       provisioningFailuresByCode: Object.fromEntries(m.provisioningFailures),
       driverCalls: Object.fromEntries(m.driverCalls),
+      createVolumeCalls: Object.fromEntries(m.createVolumeCalls),
       volumesProvisioned: m.volumesProvisioned,
       volumesDeleted: m.volumesDeleted,
       mountChecksPassed: m.mountChecksPassed,
