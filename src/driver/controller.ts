@@ -216,7 +216,7 @@ export function controllerService(ctx: DriverContext) {
     await ctx.reservations?.pruneBeforeCapacity(params.pool);
     const backend = catalog.pool(params.pool);
     // Space reserved for pods' other claims is not on offer (src/reservations).
-    const available = catalog.availableBytes(params.pool);
+    const available = ctx.reservations?.reportedFree(params.pool) ?? catalog.availableBytes(params.pool);
     const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
     // volume of this filesystem no longer fits, no request may look as if it would.

@@ -73,7 +73,9 @@ export class PodReservations {
   }
 
   /** Checks the whole set and takes it; synchronous, so no other create comes between check and hold. */
-  private take(key: string, claimName: string, own: OwnVolume, pods: PodNeeds[], needs: { need: ClaimNeed; pod: PodNeeds }[], free: (pool: string) => number): void {
+  private take(key: string, claimName: string, own: OwnVolume, pods: PodNeeds[], looked: { need: ClaimNeed; pod: PodNeeds }[], free: (pool: string) => number): void {
+    // A sibling whose own create ran while this one read the API has its volume now, not a need.
+    const needs = looked.filter((n) => !this.madeHere(n.need.claim));
     if (needs.length > 0) {
       const problems: string[] = [];
       const failing: string[] = [];
@@ -83,20 +85,24 @@ export class PodReservations {
       const steer: NewReservation[] = [];
       const released: string[] = [];
       for (const pool of pools) {
-        const parts = [...(own.pool === pool ? [{ claim: key, name: claimName, bytes: own.bytes }] : []), ...needs.filter((n) => !n.need.missing && n.need.pool === pool).map((n) => n.need)];
+        const first = needs[0]!.pod;
+        const parts = [
+          ...(own.pool === pool ? [{ claim: key, name: claimName, bytes: own.bytes, pod: first }] : []),
+          ...needs.filter((n) => !n.need.missing && n.need.pool === pool).map((n) => ({ ...n.need, pod: n.pod })),
+        ];
         const total = parts.reduce((s, p) => s + p.bytes, 0);
         const available = free(pool);
         if (total <= available) continue;
         failing.push(pool);
         // The scheduler checks each claim against the published capacity alone, so a refusal by
-        // itself would see the same node chosen again. Holding all of the pod's claims here but
-        // its largest makes that one look too big for this node (free - (total - largest) <
-        // largest exactly when total > free): the pod is sent elsewhere. Same claims, same
-        // holds on every refusal of this pod, so repeats do not add up.
+        // itself would see the same node chosen again. Holding all of the pod's claims but its
+        // largest back from the reported capacity makes that one look too big for this node
+        // (free - (total - largest) < largest exactly when total > free): the pod is sent
+        // elsewhere. Only GetCapacity sees these holds, so no create is refused for them; the
+        // same claims are held on every refusal of this pod, so repeats do not add up.
         const ordered = [...parts].sort((a, b) => b.bytes - a.bytes || a.name.localeCompare(b.name));
         for (const p of ordered) released.push(p.claim);
-        const pod = needs[0]!.pod;
-        for (const p of ordered.slice(1)) steer.push({ claim: p.claim, pod: needs.find((n) => n.need.claim === p.claim)?.pod.pod ?? pod.pod, podUid: needs.find((n) => n.need.claim === p.claim)?.pod.podUid ?? pod.podUid, pool, bytes: p.bytes });
+        for (const p of ordered.slice(1)) steer.push({ claim: p.claim, pod: p.pod.pod, podUid: p.pod.podUid, pool, bytes: p.bytes, kind: 'steer' });
         const others = this.book.heldBytes(pool, new Set([key, ...needs.map((n) => n.need.claim)]));
         const held = others > 0 ? ` (besides ${formatSize(others)} held for other pods' claims)` : '';
         problems.push(`needs ${parts.map((p) => `${formatSize(p.bytes)} (${p.name})`).join(' + ')} = ${formatSize(total)} on node ${this.scope.nodeId}; pool ${pool} has ${formatSize(available)} free${held}`);
@@ -111,7 +117,7 @@ export class PodReservations {
       }
     }
     this.book.release(key);
-    const reservations: NewReservation[] = needs.filter((n) => !n.need.missing).map((n) => ({ claim: n.need.claim, pod: n.pod.pod, podUid: n.pod.podUid, pool: n.need.pool, bytes: n.need.bytes }));
+    const reservations: NewReservation[] = needs.filter((n) => !n.need.missing).map((n) => ({ claim: n.need.claim, pod: n.pod.pod, podUid: n.pod.podUid, pool: n.need.pool, bytes: n.need.bytes, kind: 'claim' }));
     if (reservations.length > 0) {
       this.book.hold(reservations);
       log('info', 'pod reservations: space held for the pod\'s other claims', { claim: key, pods: pods.map((p) => p.pod), held: reservations.map((r) => `${r.claim}=${formatSize(r.bytes)}@${r.pool}`) });
@@ -127,7 +133,7 @@ export class PodReservations {
   async pruneFor(err: unknown, own: ReadonlySet<string>): Promise<boolean> {
     const pools = err instanceof PodDoesNotFitError ? err.pools : err instanceof PoolFullError ? [err.pool] : [];
     if (pools.length === 0) return false;
-    return this.prune((r) => pools.includes(r.pool) && !own.has(r.claim));
+    return this.prune((r) => r.kind === 'claim' && pools.includes(r.pool) && !own.has(r.claim));
   }
 
   /**
@@ -137,6 +143,11 @@ export class PodReservations {
    */
   async pruneBeforeCapacity(pool: string): Promise<void> {
     await this.prune((r) => r.pool === pool);
+  }
+
+  /** The pool's free space as GetCapacity reports it: less what creates may not take, and less what refused pods are steered away by. */
+  reportedFree(pool: string): number {
+    return Math.max(0, this.catalog.availableBytes(pool) - this.book.steeringBytes(pool));
   }
 
   private async prune(which: (r: Reservation) => boolean): Promise<boolean> {

@@ -10,6 +10,12 @@ export interface Reservation {
   podUid: string;
   pool: string;
   bytes: number;
+  /**
+   * `claim`: space the claim's CreateVolume will take, held against every other create.
+   * `steer`: a claim of a pod refused here, held back only from the capacity GetCapacity
+   * reports, so the scheduler sends the pod elsewhere; creates do not see it.
+   */
+  kind: 'claim' | 'steer';
   /** Wall-clock milliseconds at which it lapses. */
   expiresAtMs: number;
 }
@@ -28,7 +34,14 @@ export class ReservationBook implements SpaceHolds {
 
   heldBytes(pool: string, except: ReadonlySet<string>): number {
     let held = 0;
-    for (const r of this.live()) if (r.pool === pool && !except.has(r.claim)) held += r.bytes;
+    for (const r of this.live()) if (r.kind === 'claim' && r.pool === pool && !except.has(r.claim)) held += r.bytes;
+    return held;
+  }
+
+  /** What refused pods hold back from the reported capacity of `pool`. */
+  steeringBytes(pool: string): number {
+    let held = 0;
+    for (const r of this.live()) if (r.kind === 'steer' && r.pool === pool) held += r.bytes;
     return held;
   }
 
