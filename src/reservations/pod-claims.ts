@@ -31,6 +31,8 @@ export interface PodNeeds {
   podUid: string;
   /** Its other claims that still need space on this node, in the pod's volume order. */
   needs: ClaimNeed[];
+  /** Its other claims already bound to a volume of this driver on another node: the pod can never have all its claims here. */
+  elsewhere: string[];
 }
 
 export interface LookupScope {
@@ -39,6 +41,8 @@ export interface LookupScope {
   catalog: VolumeCatalog;
   /** True when this node already made the claim's volume (its PV may not be bound yet). */
   madeHere: (claim: string) => boolean;
+  /** True when this node holds the volume of that id. */
+  holds: (volumeId: string) => boolean;
 }
 
 /** The claims a pod's volumes name: persistentVolumeClaim ones, and generic ephemeral ones (`<pod>-<volume>`). */
@@ -82,13 +86,18 @@ export async function podNeeds(apis: KubeApis, scope: LookupScope, namespace: st
   const result: PodNeeds[] = [];
   for (const pod of pods) {
     const needs: ClaimNeed[] = [];
+    const elsewhere: string[] = [];
     for (const c of podClaims(pod)) {
       if (c.name === claimName || needs.some((n) => n.name === c.name)) continue;
       const key = `${namespace}/${c.name}`;
       let spec: V1PersistentVolumeClaimSpec | undefined;
       try {
         const claim = await apis.core.readNamespacedPersistentVolumeClaim({ namespace, name: c.name });
-        if (claim.spec?.volumeName) continue;
+        if (claim.spec?.volumeName) {
+          // A volume of this driver lives on one node: bound elsewhere, it keeps the pod from this node for good.
+          if (await boundElsewhere(apis, scope, claim.spec.volumeName)) elsewhere.push(c.name);
+          continue;
+        }
         const selected = claim.metadata?.annotations?.[SELECTED_NODE];
         if (selected !== undefined && selected !== scope.nodeId) continue;
         spec = claim.spec;
@@ -103,9 +112,26 @@ export async function podNeeds(apis: KubeApis, scope: LookupScope, namespace: st
       const need = sizeNeed(scope.catalog, sc, spec, key, c.name);
       if (need !== undefined) needs.push(need);
     }
-    result.push({ pod: `${namespace}/${pod.metadata?.name}`, podUid: pod.metadata?.uid ?? '', needs });
+    result.push({ pod: `${namespace}/${pod.metadata?.name}`, podUid: pod.metadata?.uid ?? '', needs, elsewhere });
   }
   return result;
+}
+
+/**
+ * Whether the PV is one of this driver's volumes that this node does not hold. That happens
+ * only when a create is passed from node to node (a central provisioner trying the next
+ * preferred node): with --node-deployment the scheduler never selects a node a bound
+ * sibling's volume is not on.
+ */
+async function boundElsewhere(apis: KubeApis, scope: LookupScope, pvName: string): Promise<boolean> {
+  try {
+    const pv = await apis.core.readPersistentVolume({ name: pvName });
+    const csi = pv.spec?.csi;
+    return csi?.driver === scope.driverName && !scope.holds(csi.volumeHandle);
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
 }
 
 /** The claim's size as CreateVolume would make it here, or undefined when its create would be refused for other reasons. */

@@ -60,6 +60,7 @@ export class PodReservations {
     try {
       pods = await this.kube.bounded(`pods using claim ${key}`, (apis) => podNeeds(apis, {
         nodeId: this.scope.nodeId, driverName: this.scope.driverName, catalog: this.catalog, madeHere: (claim) => this.madeHere(claim),
+        holds: (id) => this.holdsVolume(id),
       }, namespace, claimName));
     } catch (err) {
       log('warn', 'pod reservations: cannot read the pods using this claim; creating its volume alone, as without API access', { claim: key, error: describeApiError(err, `pods using claim ${key}`) });
@@ -76,6 +77,12 @@ export class PodReservations {
   private take(key: string, claimName: string, own: OwnVolume, pods: PodNeeds[], looked: { need: ClaimNeed; pod: PodNeeds }[], free: (pool: string) => number): void {
     // A sibling whose own create ran while this one read the API has its volume now, not a need.
     const needs = looked.filter((n) => !this.madeHere(n.need.claim));
+    const split = pods.filter((p) => p.elsewhere.length > 0);
+    if (split.length > 0) {
+      const message = split.map((p) => `pod ${p.pod} has ${p.elsewhere.join(', ')} on another node already; ${claimName} cannot join ${p.elsewhere.length === 1 ? 'it' : 'them'} on node ${this.scope.nodeId}`).join('; ');
+      log('warn', 'pod reservations: refused, the pod\'s other volumes are on another node', { claim: key, message });
+      throw new PodDoesNotFitError(message, []);
+    }
     if (needs.length > 0) {
       const problems: string[] = [];
       const failing: string[] = [];
@@ -181,6 +188,14 @@ export class PodReservations {
       log('warn', 'pod reservations: cannot check the pods holding space; their reservations stand until they lapse', { error: describeApiError(e, 'pods holding reservations') });
     }
     return dropped > 0;
+  }
+
+  private holdsVolume(id: string): boolean {
+    try {
+      return this.catalog.get(id) !== undefined;
+    } catch {
+      return true; // quarantined here: it is this node's, whatever state it is in
+    }
   }
 
   /** Whether this node already made the claim's volume: its record keeps the claim the create named. */

@@ -15,7 +15,7 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
 
 /** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
-export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean } = {}): Promise<RunResult> {
+export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central' } = {}): Promise<RunResult> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   const workDir = join(root, 'run');
   const unmodelled = new UnmodelledFields();

@@ -30,6 +30,13 @@ describe('04 two claims with pod reservations (driverApi)', { skip: needsRoot },
     assert.match(renderSummary(r), /Pod default\/db \(Running on node-2\): 4 CreateVolume attempt\(s\) for its 2 claims \(db-data 2, db-wal 2\), 2 scheduling attempt\(s\)\./);
   });
 
+  it('central provisioning: a create node-1 refuses is passed to node-2, and node-1 then refuses the other claim rather than split the pod', async () => {
+    const off = await runBuiltIn('04-two-claims/scenario.yaml', undefined, { provisioning: 'central' });
+    assert.equal(podPhase(off, 'db'), 'Pending', 'upstream: the claims end on different nodes');
+    const on = await runBuiltIn('04-two-claims/scenario.yaml', undefined, { provisioning: 'central', driverApi: true });
+    assertWholeOnOneNode(on, 1);
+  });
+
   it('scenario-tie over seeds: on, Running with nothing left behind every time; off, stuck where the tie-break picks node-1', async () => {
     const offStuck: number[] = [];
     for (const seed of SEEDS) {

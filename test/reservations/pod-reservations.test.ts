@@ -146,6 +146,29 @@ describe('pod reservations', () => {
     assert.ok(seen.includes('lode-driver get storageclasses'), seen.join('\n'));
   });
 
+  it('refuses a claim whose pod has a sibling bound to this driver\'s volume on another node (a create passed on by a central provisioner)', async () => {
+    const h = await driver();
+    claim('s-1', 20); claim('s-2', 20);
+    store.create('PersistentVolume', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-s-1' },
+      spec: { capacity: { storage: '20Mi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'lode-local', csi: { driver: 'lode.csi.dev', volumeHandle: 'vol-on-node-2' } } });
+    store.modify('PersistentVolumeClaim', 's-1', 'default', (c) => { c.spec!.volumeName = 'pv-s-1'; });
+    pod('s', uses('s-1', 's-2'));
+    const why = await expectCode(createFor(h, 's-2', 20), status.RESOURCE_EXHAUSTED, 's-2');
+    assert.equal(why, `pod default/s has s-1 on another node already; s-2 cannot join it on node ${NODE}`);
+    assert.deepEqual((await h.client.listVolumes({})).entries ?? [], []);
+    // A sibling bound to a volume this node holds is no reason to refuse.
+    await createFor(h, 's-3', 20);
+    const list = await h.client.listVolumes({});
+    store.create('PersistentVolume', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-s-3' },
+      spec: { capacity: { storage: '20Mi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'lode-local', csi: { driver: 'lode.csi.dev', volumeHandle: list.entries![0]!.volume!.volume_id } } });
+    claim('s-3', 20);
+    store.modify('PersistentVolumeClaim', 's-3', 'default', (c) => { c.spec!.volumeName = 'pv-s-3'; });
+    claim('s-4', 20);
+    pod('t', uses('s-3', 's-4'));
+    await createFor(h, 's-4', 20);
+    for (const pv of ['pv-s-1', 'pv-s-3']) store.delete('PersistentVolume', pv);
+  });
+
   it('a generic ephemeral volume counts as a claim, sized from its template before the claim exists', async () => {
     const h = await driver();
     claim('e-data', 60);
