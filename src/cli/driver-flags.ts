@@ -7,6 +7,7 @@ import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
 import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
+import { DEFAULT_RESERVATION_TTL_MS } from '../reservations/pod-reservations.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -59,6 +60,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          (default 2; seconds, may be decimal)
   --node-loss-period S   the leader looks at PVs and Nodes every S     (env LODE_NODE_LOSS_PERIOD)
                          (default 10; seconds, may be decimal)
+  --pod-reservations B   true or false: reserve a pending pod's other  (env LODE_POD_RESERVATIONS)
+                         claims with the first, refuse all if they do
+                         not fit (default true with API access)
+  --reservation-ttl S    seconds a reservation waits for its claim's   (env LODE_RESERVATION_TTL)
+                         CreateVolume (default 120; 1 to 3600)
 `;
 
 export interface DriverFlags {
@@ -96,6 +102,8 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'leader-renew-deadline': { type: 'string' },
       'leader-retry-period': { type: 'string' },
       'node-loss-period': { type: 'string' },
+      'pod-reservations': { type: 'string' },
+      'reservation-ttl': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -151,10 +159,11 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   }
   const kube = kubeOptions(values, env);
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
+  const podReservations = reservationOptions(values, env, kube !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
-      ...(kube !== undefined ? { kube } : {}),
+      ...(kube !== undefined ? { kube, podReservations } : {}),
       ...(nodeLoss !== undefined ? { nodeLoss } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
@@ -164,6 +173,18 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     logLevel,
     ...(chosen ? { poolFile: chosen.file } : {}),
   };
+}
+
+/** Pod reservations: on with API access unless switched off; a lifetime given without API access is a mistake worth saying. */
+function reservationOptions(values: { 'pod-reservations'?: string; 'reservation-ttl'?: string }, env: NodeJS.ProcessEnv, api: boolean): { enabled: boolean; ttlMs: number } {
+  const enabled = values['pod-reservations'] ?? (env.LODE_POD_RESERVATIONS || 'true');
+  if (enabled !== 'true' && enabled !== 'false') throw new Error(`--pod-reservations "${enabled}" must be true or false`);
+  const ttl = values['reservation-ttl'] ?? (env.LODE_RESERVATION_TTL || undefined);
+  if (ttl !== undefined && !api) throw new Error('--reservation-ttl needs --in-cluster or --kubeconfig (pod reservations read the API)');
+  if (ttl !== undefined && (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600)) {
+    throw new Error(`--reservation-ttl "${ttl}" must be a whole number of seconds from 1 to 3600`);
+  }
+  return { enabled: enabled === 'true', ttlMs: ttl !== undefined ? Number(ttl) * 1000 : DEFAULT_RESERVATION_TTL_MS };
 }
 
 /** The API access asked for, or undefined: the driver then runs with no API at all, as before. */

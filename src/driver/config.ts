@@ -22,6 +22,8 @@ export interface DriverConfig {
   kube?: KubeOptions;
   /** The leader-elected node-loss handler, or undefined when it does not run (no API access, or --node-loss off). */
   nodeLoss?: NodeLossOptions;
+  /** Pod reservations (src/reservations), used only with `kube`; on by default there. */
+  podReservations?: { enabled: boolean; ttlMs: number };
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

@@ -35,4 +35,8 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'node-loss', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['get'], why: 'the per-class opt-in (parameter onNodeLoss: delete-claims)' },
   { feature: 'node-loss', group: 'storage.k8s.io', resource: 'csistoragecapacities', verbs: ['list', 'delete'], scope: 'own-namespace', why: 'delete the lost node\'s stale capacity objects' },
   { feature: 'node-loss', group: '', resource: 'events', verbs: ['create'], why: 'an Event on every object the handler touches, or would touch in dry run' },
+  { feature: 'pod-reservations', group: '', resource: 'pods', verbs: ['get', 'list'], why: 'the pending pods using a claim being created; whether a pod holding a reservation still waits' },
+  { feature: 'pod-reservations', group: '', resource: 'persistentvolumeclaims', verbs: ['get'], why: 'a pending pod\'s other claims: bound yet, selected node, size' },
+  { feature: 'pod-reservations', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['get'], why: 'whether a sibling claim\'s class is this driver\'s, and its pool' },
+  { feature: 'pod-reservations', group: '', resource: 'persistentvolumes', verbs: ['get'], why: 'whether a bound sibling\'s volume is this driver\'s on another node' },
 ];
