@@ -83,6 +83,27 @@ export async function reportGuestFile(t: TestContext, f: GuestFileResult): Promi
 
 export interface VmSuiteOptions extends Omit<VmOptions, 'host'> {
   tools?: readonly Tool[];
+  /** VMs booted at once, each running every n-th file (default: LODE_VM_PARALLEL, else 2). */
+  parallel?: number;
+}
+
+/**
+ * How many VMs run side by side. A guest under software emulation keeps about one host core
+ * busy (its tests run one at a time), so on a 2-core machine two VMs take the VM files in
+ * about half the time; LODE_VM_PARALLEL=1 runs them all in one boot.
+ */
+export function vmParallelism(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LODE_VM_PARALLEL;
+  if (raw === undefined || raw === '') return 2;
+  if (!/^[1-8]$/.test(raw)) throw new Error(`LODE_VM_PARALLEL="${raw}" must be a whole number from 1 to 8`);
+  return Number(raw);
+}
+
+/** Deals `files` round-robin into `n` groups: file i runs in VM i mod n, as its (i div n)-th file. */
+export function dealFiles<T>(files: readonly T[], n: number): T[][] {
+  const groups: T[][] = Array.from({ length: Math.max(1, Math.min(n, files.length)) }, () => []);
+  files.forEach((f, i) => groups[i % groups.length]!.push(f));
+  return groups;
 }
 
 /**
@@ -92,15 +113,26 @@ export interface VmSuiteOptions extends Omit<VmOptions, 'host'> {
 export function vmTestFiles(files: readonly string[], opts: VmSuiteOptions = {}): void {
   const pre = checkPrerequisites(opts.tools ?? STORAGE_TOOLS);
   const skip = !pre.ok && !underCi() ? describeMissing(pre) : false;
-  let run: Promise<VmRun> | undefined;
+  const groups = dealFiles(files, opts.parallel ?? vmParallelism());
+  // Two guests share the host's cores, so a file may take longer than alone; the bound is
+  // there to catch a hang, not to time a file.
+  const fileTimeoutMs = opts.fileTimeoutMs ?? (groups.length > 1 ? 420_000 : undefined);
+  let runs: Promise<VmRun>[] | undefined;
   const cwd = opts.cwd ?? process.cwd();
   for (const [i, file] of files.entries()) {
+    const g = i % groups.length;
+    const j = Math.floor(i / groups.length);
     test(`in the VM: ${path.relative(cwd, path.resolve(cwd, file))}`, { skip }, async (t) => {
       if (!pre.ok) throw new Error(describeMissing(pre));
-      run ??= runInVm(files, { ...opts, host: pre.host });
-      const vm = await run;
-      if (i === 0) t.diagnostic(`VM boot took ${(vm.bootMs / 1000).toFixed(1)} s`);
-      const f = vm.files[i];
+      // Every VM boots with the first test, so they run side by side while the tests report in order.
+      if (runs === undefined) {
+        runs = groups.map((group) => runInVm(group, { ...opts, host: pre.host, ...(fileTimeoutMs !== undefined ? { fileTimeoutMs } : {}) }));
+        // A VM that fails while another's files report is awaited by its own files' tests later.
+        for (const r of runs) r.catch(() => undefined);
+      }
+      const vm = await runs[g]!;
+      if (j === 0) t.diagnostic(`VM ${g + 1} of ${groups.length} booted in ${(vm.bootMs / 1000).toFixed(1)} s`);
+      const f = vm.files[j];
       if (!f) throw new Error(`no result for ${file}`);
       t.diagnostic(`${file} took ${(f.durationMs / 1000).toFixed(1)} s in the guest`);
       await reportGuestFile(t, f);
