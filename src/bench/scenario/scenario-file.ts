@@ -26,7 +26,12 @@ export type Step =
   | { op: 'advance'; ms: number }
   | { op: 'killDriver'; node: string }
   | { op: 'restartDriver'; node: string }
+  | { op: 'shutdownNode'; node: string }
+  | { op: 'taint'; node: string; taint: { key: string; value?: string; effect: TaintEffect } }
   | { op: 'mark'; text: string };
+
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+const TAINT_EFFECTS: readonly string[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 export interface Scenario {
   name: string;
@@ -36,6 +41,11 @@ export interface Scenario {
   capacityPollMs: number;
   /** external-provisioner per node (default) or one central instance. */
   provisioning: ProvisioningMode;
+  /**
+   * Virtual time never runs ahead of wall time in waits and advances, so processes on wall
+   * time (drivers with API access: leases, watches) get real time to act; off by default.
+   */
+  paced?: boolean;
   steps: Step[];
 }
 
@@ -79,14 +89,21 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),
+    paced: parsePaced(doc.paced, path),
     capacityPollMs: doc.capacityPollInterval === undefined ? CAPACITY_POLL_MS : parseDuration(doc.capacityPollInterval as string),
     steps,
   };
 }
 
+function parsePaced(v: unknown, path: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new ManifestError(`${path}: paced: expected true or false, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 function parseStep(raw: unknown, where: string, dir: string, unmodelled: UnmodelledFields | undefined): Step {
   if (typeof raw === 'string' && raw === 'settle') return { op: 'wait', condition: { for: 'settled', quietMs: DEFAULT_QUIET_MS }, timeoutMs: DEFAULT_WAIT_MS, label: 'settled' };
-  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   const [op, arg] = Object.entries(raw)[0]!;
   const kindOf = (v: unknown): Kind => {
     if (!isKind(v)) throw new ManifestError(`${where}: ${op}.kind: ${JSON.stringify(v)} is not a kind the bench handles`);
@@ -112,14 +129,22 @@ function parseStep(raw: unknown, where: string, dir: string, unmodelled: Unmodel
     case 'advance':
       if (typeof arg !== 'string' && typeof arg !== 'number') throw new ManifestError(`${where}: advance: expected a duration like 90s or 5m`);
       return { op, ms: parseDuration(arg) };
+    case 'taint': {
+      if (!isObject(arg) || typeof arg.node !== 'string' || typeof arg.key !== 'string' || typeof arg.effect !== 'string' || !TAINT_EFFECTS.includes(arg.effect)) {
+        throw new ManifestError(`${where}: taint: expected {node, key, value?, effect: NoSchedule|PreferNoSchedule|NoExecute}`);
+      }
+      if (arg.value !== undefined && typeof arg.value !== 'string') throw new ManifestError(`${where}: taint.value: expected a string`);
+      return { op, node: arg.node, taint: { key: arg.key, effect: arg.effect as TaintEffect, ...(arg.value !== undefined ? { value: arg.value } : {}) } };
+    }
     case 'killDriver':
     case 'restartDriver':
+    case 'shutdownNode':
       if (typeof arg !== 'string') throw new ManifestError(`${where}: ${op}: expected a node name`);
       return { op, node: arg };
     case 'mark':
       return { op, text: String(arg) };
     default:
-      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   }
 }
 

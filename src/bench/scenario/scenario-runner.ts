@@ -1,5 +1,5 @@
 // Runs a scenario's steps against a cluster, then snapshots its state and metrics into a RunResult.
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1Pod } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
 import { apiRequestResult, type CapacityRow, type ClaimRow, type MarkSnapshot, type PodRow, type PoolRow, type RunResult, type SnapshotRow, type WaitOutcome } from './run-result.js';
@@ -32,13 +32,18 @@ export interface RunOptions {
   onHold?: (cluster: Cluster) => void;
 }
 
+/** Running and not being deleted: a Terminating pod keeps its phase, but kubectl shows it as Terminating, not Running. */
+function runningPod(p: V1Pod | undefined): boolean {
+  return p?.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
+}
+
 function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: number; since: number }): boolean {
   const store = cluster.store;
   switch (c.for) {
     case 'allPodsRunning':
-      return store.list('Pod').every((p) => p.status?.phase === 'Running');
+      return store.list('Pod').every(runningPod);
     case 'podsRunning':
-      return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
+      return c.names.every((n) => { const { namespace, name } = splitKey(n); return runningPod(store.get('Pod', name, namespace)); });
     case 'pvcsBound':
       return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
     case 'snapshotsReady':
@@ -105,6 +110,20 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     case 'restartDriver':
       await cluster.restartDriver(step.node);
       break;
+    case 'shutdownNode':
+      cluster.shutdownNode(step.node);
+      break;
+    case 'taint': {
+      // kubectl taint: one taint per key and effect, replaced if already there, sent as a patch of the Node.
+      const t = step.taint;
+      const ok = cluster.kubectl.modify('Node', step.node, undefined, (n) => {
+        const taints = (n.spec?.taints ?? []).filter((x) => !(x.key === t.key && x.effect === t.effect));
+        taints.push({ ...t });
+        n.spec = { ...(n.spec ?? {}), taints };
+      });
+      if (ok === undefined) throw new Error(`taint: Node "${step.node}" not found`);
+      break;
+    }
     case 'mark': {
       cluster.events.record('bench', { kind: 'Scenario', metadata: { name: step.text } }, 'Normal', 'Mark', step.text);
       const rows = stateRows(cluster);
@@ -133,6 +152,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning });
   cluster.runtime.signal = opts.signal;
+  cluster.runtime.paced = scenario.paced ?? false;
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
   const marks: MarkSnapshot[] = [];
