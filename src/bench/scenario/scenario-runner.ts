@@ -150,7 +150,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const started = Date.now();
   let peakRss = process.memoryUsage().rss;
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
-  const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning });
+  const cluster = new Cluster({
+    workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
+    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [],
+  });
   cluster.runtime.signal = opts.signal;
   cluster.runtime.paced = scenario.paced ?? false;
   opts.onCluster?.(cluster);
@@ -160,6 +163,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let failure: unknown;
   let result: RunResult | undefined;
   try {
+    if (scenario.driverApi) await cluster.startDriverApi();
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
