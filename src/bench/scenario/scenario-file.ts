@@ -22,7 +22,7 @@ export type Step =
   | { op: 'delete'; kind: Kind; name: string; namespace: string | undefined }
   | { op: 'patch'; kind: Kind; name: string; namespace: string | undefined; merge: Record<string, unknown> }
   | { op: 'scale'; statefulSet: string; namespace: string | undefined; replicas: number }
-  | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string }
+  | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string; paced?: boolean }
   | { op: 'advance'; ms: number }
   | { op: 'killDriver'; node: string }
   | { op: 'restartDriver'; node: string }
@@ -184,5 +184,6 @@ function parseWait(arg: unknown, where: string): Step {
     default:
       throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone`);
   }
-  return { op: 'wait', condition, timeoutMs, label: String(spec.for) };
+  if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
+  return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };
 }

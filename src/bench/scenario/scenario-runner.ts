@@ -134,7 +134,10 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
-      const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs);
+      // A wait's own `paced` overrides the scenario's for this wait only.
+      const scenarioPaced = rt.paced;
+      rt.paced = step.paced ?? scenarioPaced;
+      const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs).finally(() => { rt.paced = scenarioPaced; });
       waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
       if (step.condition.for === 'settled' && outcome === 'condition') lastChange.ms = Math.max(lastChange.ms, quiet.since);
       else lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
