@@ -15,7 +15,8 @@ export type WaitCondition =
   | { for: 'podsRunning'; names: string[] }
   | { for: 'pvcsBound'; names: string[] }
   | { for: 'snapshotsReady'; names: string[] }
-  | { for: 'gone'; kind: Kind; name: string };
+  | { for: 'gone'; kind: Kind; name: string }
+  | { for: 'noPodsOn'; node: string };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
@@ -181,8 +182,12 @@ function parseWait(arg: unknown, where: string): Step {
       if (!isKind(spec.kind) || typeof spec.name !== 'string') throw new ManifestError(`${where}: wait gone: expected kind and name`);
       condition = { for: 'gone', kind: spec.kind, name: spec.name };
       break;
+    case 'noPodsOn':
+      if (typeof spec.node !== 'string') throw new ManifestError(`${where}: wait noPodsOn: expected node`);
+      condition = { for: 'noPodsOn', node: spec.node };
+      break;
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn`);
   }
   if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
   return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };

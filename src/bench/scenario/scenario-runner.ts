@@ -52,6 +52,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       const { namespace, name } = splitKey(c.name);
       return store.get(c.kind, name, namespace) === undefined;
     }
+    case 'noPodsOn':
+      return store.list('Pod').every((p) => p.spec?.nodeName !== c.node);
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes + cluster.events.events.length;
