@@ -387,6 +387,7 @@ export class Cluster {
     if (plain !== undefined) this.runtime.unregister(plain);
     if (n === undefined) return;
     for (const c of [n.provisioner, n.capacity, n.snapshotter, n.kubelet]) if (c !== undefined) this.runtime.unregister(c);
+    n.driver.withoutApi();
     this.driverKills.push(n.driver.kill());
   }
 
