@@ -5,6 +5,8 @@ import * as path from 'node:path';
 import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
+import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
+import { DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -40,6 +42,18 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --kubeconfig FILE      use FILE's current context                    (env LODE_KUBECONFIG)
   --api-timeout S        longest wait on the API inside a CSI call     (env LODE_API_TIMEOUT)
                          (default 3; seconds, 1 to 60)
+  --node-loss MODE       on, dry-run or off: the leader-elected handler (env LODE_NODE_LOSS)
+                         of lost nodes (default on with API access; it
+                         acts only on classes with onNodeLoss: delete-claims)
+  --lease-namespace NS   namespace of its Lease (default lode-system)   (env LODE_LEASE_NAMESPACE, or POD_NAMESPACE)
+  --leader-lease-duration S  a lease nobody renews expires after S    (env LODE_LEADER_LEASE_DURATION)
+                         (default 15; whole seconds)
+  --leader-renew-deadline S  the leader steps down after S without   (env LODE_LEADER_RENEW_DEADLINE)
+                         a renewal (default 10; seconds, may be decimal)
+  --leader-retry-period S    pause between tries to acquire or renew (env LODE_LEADER_RETRY_PERIOD)
+                         (default 2; seconds, may be decimal)
+  --node-loss-period S   the leader looks at Nodes and PVs every S      (env LODE_NODE_LOSS_PERIOD)
+                         (default 10; seconds, may be decimal)
 `;
 
 export interface DriverFlags {
@@ -71,6 +85,12 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'in-cluster': { type: 'boolean' },
       kubeconfig: { type: 'string' },
       'api-timeout': { type: 'string' },
+      'node-loss': { type: 'string' },
+      'lease-namespace': { type: 'string' },
+      'leader-lease-duration': { type: 'string' },
+      'leader-renew-deadline': { type: 'string' },
+      'leader-retry-period': { type: 'string' },
+      'node-loss-period': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -125,10 +145,12 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
   }
   const kube = kubeOptions(values, env);
+  const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
       ...(kube !== undefined ? { kube } : {}),
+      ...(nodeLoss !== undefined ? { nodeLoss } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -157,4 +179,44 @@ function kubeOptions(values: { 'in-cluster'?: boolean; kubeconfig?: string; 'api
     source: kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' },
     callTimeoutMs: timeout !== undefined ? Number(timeout) * 1000 : DEFAULT_API_TIMEOUT_MS,
   };
+}
+
+type NodeLossValues = {
+  'node-loss'?: string; 'lease-namespace'?: string; 'leader-lease-duration'?: string;
+  'leader-renew-deadline'?: string; 'leader-retry-period'?: string; 'node-loss-period'?: string;
+};
+
+/** Seconds (decimals allowed when `whole` is false) from 0.1 to 3600, as milliseconds. */
+function seconds(flag: string, value: string, whole: boolean): number {
+  const ok = whole ? /^\d+$/.test(value) : /^\d+(\.\d+)?$/.test(value);
+  const n = Number(value);
+  if (!ok || n < (whole ? 1 : 0.1) || n > 3600) throw new Error(`--${flag} "${value}" must be ${whole ? 'a whole number of seconds from 1' : 'a number of seconds from 0.1'} to 3600`);
+  return Math.round(n * 1000);
+}
+
+const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The node-loss handler's settings, or undefined when it does not run (no API access, or off). */
+function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi: boolean): NodeLossOptions | undefined {
+  const given = values['node-loss'] ?? (env.LODE_NODE_LOSS || undefined);
+  if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
+  const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
+  if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
+  const namespace = values['lease-namespace'] ?? (env.LODE_LEASE_NAMESPACE || env.POD_NAMESPACE || DEFAULT_LEASE_NAMESPACE);
+  if (!NAMESPACE.test(namespace)) throw new Error(`--lease-namespace "${namespace}" is not a namespace name`);
+  const pick = (flag: keyof NodeLossValues, envName: string): string | undefined => values[flag] ?? (env[envName] || undefined);
+  const duration = pick('leader-lease-duration', 'LODE_LEADER_LEASE_DURATION');
+  const deadline = pick('leader-renew-deadline', 'LODE_LEADER_RENEW_DEADLINE');
+  const retry = pick('leader-retry-period', 'LODE_LEADER_RETRY_PERIOD');
+  const period = pick('node-loss-period', 'LODE_NODE_LOSS_PERIOD');
+  const timings = {
+    leaseDurationSeconds: duration !== undefined ? seconds('leader-lease-duration', duration, true) / 1000 : DEFAULT_LEASE_TIMINGS.leaseDurationSeconds,
+    renewDeadlineMs: deadline !== undefined ? seconds('leader-renew-deadline', deadline, false) : DEFAULT_LEASE_TIMINGS.renewDeadlineMs,
+    retryPeriodMs: retry !== undefined ? seconds('leader-retry-period', retry, false) : DEFAULT_LEASE_TIMINGS.retryPeriodMs,
+  };
+  const problem = leaseTimingsProblem(timings);
+  if (problem !== undefined) throw new Error(`leader election: ${problem} (--leader-lease-duration ${timings.leaseDurationSeconds}, --leader-renew-deadline ${timings.renewDeadlineMs / 1000}, --leader-retry-period ${timings.retryPeriodMs / 1000})`);
+  const periodMs = period !== undefined ? seconds('node-loss-period', period, false) : DEFAULT_NODE_LOSS_PERIOD_MS;
+  if (mode === 'off') return undefined;
+  return { mode, namespace, timings, periodMs };
 }

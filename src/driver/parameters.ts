@@ -13,6 +13,20 @@ export const EPHEMERAL_KEY = 'csi.storage.k8s.io/ephemeral';
 export const PARAM_POOL = 'pool';
 export const PARAM_FSTYPE = 'fsType';
 export const ATTR_SIZE = 'size';
+/**
+ * What the leader-elected node-loss handler may do with this class's volumes when their node
+ * is lost (docs/api-access.md): `keep` (the default) or `delete-claims`. The driver itself
+ * reads it only to refuse a misspelt value, which would otherwise silently leave a class out.
+ */
+export const PARAM_ON_NODE_LOSS = 'onNodeLoss';
+export const ON_NODE_LOSS_VALUES = ['keep', 'delete-claims'] as const;
+export type OnNodeLoss = (typeof ON_NODE_LOSS_VALUES)[number];
+
+/** The class's choice, from its parameters (a StorageClass read by the handler, or CreateVolume's). */
+export function onNodeLoss(map: Record<string, string> | undefined): OnNodeLoss | undefined {
+  const value = map?.[PARAM_ON_NODE_LOSS] ?? 'keep';
+  return (ON_NODE_LOSS_VALUES as readonly string[]).includes(value) ? value as OnNodeLoss : undefined;
+}
 
 export interface VolumeParameters {
   pool: string;
@@ -51,7 +65,10 @@ function readCommon(map: Record<string, string>, catalog: VolumeCatalog): Volume
 
 /** CreateVolume and GetCapacity parameters. */
 export function readParameters(map: Record<string, string>, catalog: VolumeCatalog): VolumeParameters {
-  check(map, [PARAM_POOL, PARAM_FSTYPE], 'parameter');
+  check(map, [PARAM_POOL, PARAM_FSTYPE, PARAM_ON_NODE_LOSS], 'parameter');
+  if (onNodeLoss(map) === undefined) {
+    throw invalidArgument(`parameter ${PARAM_ON_NODE_LOSS} "${printable(map[PARAM_ON_NODE_LOSS] ?? '')}" is not one of ${ON_NODE_LOSS_VALUES.join(', ')}`);
+  }
   return readCommon(map, catalog);
 }
 

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
+import { startNodeLoss } from '../node-loss/node-loss.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
@@ -118,6 +119,9 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   // the timer never keeps a stopping process alive.
   const refresher = setInterval(() => void catalog.refreshAll(), config.capacityRefreshSeconds * 1000);
   refresher.unref();
+  const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
+    ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey }, config.nodeLoss)
+    : undefined;
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -127,6 +131,8 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     socketPath,
     stop: async () => {
       clearInterval(refresher);
+      // Released first, so another node's driver takes over while this one drains its calls.
+      await nodeLoss?.close();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 10_000);
         server.tryShutdown(() => { clearTimeout(timer); resolve(); });

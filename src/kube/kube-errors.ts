@@ -27,7 +27,19 @@ export function describeApiError(err: unknown, what: string): string {
   const message = err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err);
   if (status === 401) return `${what}: the API server rejected the credentials (401 Unauthorized); check the service account token or the kubeconfig's user`;
   if (status === 403) return `${what}: forbidden (403); the driver's ClusterRole lacks this permission (deploy/base/rbac.yaml lists what each feature needs)`;
-  if (status !== undefined) return `${what}: the API server answered ${status}: ${message}`;
+  if (status !== undefined) return `${what}: the API server answered ${status}: ${statusMessage(err) ?? message}`;
   if (err instanceof KubeUnavailableError) return `${what}: ${err.message}`;
   return `${what}: the API server could not be reached: ${message}`;
+}
+
+/** The message of the Status object a failed request's body carries (client-node keeps only "HTTP-Code: N" in its own). */
+function statusMessage(err: unknown): string | undefined {
+  const body = (err as { body?: unknown }).body;
+  if (typeof body !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : undefined;
+  } catch {
+    return undefined;
+  }
 }
