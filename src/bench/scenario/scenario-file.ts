@@ -16,7 +16,8 @@ export type WaitCondition =
   | { for: 'pvcsBound'; names: string[] }
   | { for: 'snapshotsReady'; names: string[] }
   | { for: 'gone'; kind: Kind; name: string }
-  | { for: 'noPodsOn'; node: string };
+  | { for: 'noPodsOn'; node: string }
+  | { for: 'nodeCleared'; node: string };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
@@ -183,11 +184,12 @@ function parseWait(arg: unknown, where: string): Step {
       condition = { for: 'gone', kind: spec.kind, name: spec.name };
       break;
     case 'noPodsOn':
-      if (typeof spec.node !== 'string') throw new ManifestError(`${where}: wait noPodsOn: expected node`);
-      condition = { for: 'noPodsOn', node: spec.node };
+    case 'nodeCleared':
+      if (typeof spec.node !== 'string') throw new ManifestError(`${where}: wait ${spec.for}: expected node`);
+      condition = { for: spec.for, node: spec.node };
       break;
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared`);
   }
   if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
   return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };

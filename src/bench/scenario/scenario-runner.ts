@@ -54,6 +54,11 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
     }
     case 'noPodsOn':
       return store.list('Pod').every((p) => p.spec?.nodeName !== c.node);
+    case 'nodeCleared':
+      // Nothing in the API refers to the node any more: no pod bound to it, no PV pinned to it, no capacity published for it.
+      return store.list('Pod').every((p) => p.spec?.nodeName !== c.node)
+        && store.list('PersistentVolume').every((pv) => pvNode(pv) !== c.node)
+        && store.list('CSIStorageCapacity').every((k) => !Object.values(k.nodeTopology?.matchLabels ?? {}).includes(c.node));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes + cluster.events.events.length;
