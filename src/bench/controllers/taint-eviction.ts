@@ -1,5 +1,5 @@
 // The taint eviction controller: deletes pods from Nodes with NoExecute taints they do not tolerate, at once or when their tolerationSeconds run out.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1Toleration } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { podKey } from '../api/pod-helpers.js';
@@ -64,7 +64,7 @@ export class TaintEviction extends Controller {
     }
     // The DefaultTolerationSeconds admission plugin gives every pod these two; the bench's controllers create pods without admission, so they are added here.
     const tolerations = withDefaultTolerations(pod.spec?.tolerations);
-    const used = [];
+    const used: V1Toleration[] = [];
     for (const taint of taints) {
       const matching = tolerations.filter((t) => tolerates(t, taint));
       if (matching.length === 0) {
