@@ -127,6 +127,10 @@ describe('node loss in the bench', () => {
     assert.ok(last.pod.metadata?.deletionTimestamp, 'web-0 is Terminating');
     assert.equal(last.pod.spec?.nodeName, 'n1');
     assert.equal(podOf(result, 'much-later')?.node, 'n1', 'the StatefulSet does not replace a pod that still exists');
+    // The report says so: not running, and why.
+    const row = result.pods.find((p) => p.name === 'default/web-0')!;
+    assert.deepEqual([row.terminating, row.reason], [true, 'Terminating: its node n1 is shut down, no kubelet stops it']);
+    assert.deepEqual(result.metrics.podsStuck, [{ pod: 'default/web-0', reason: row.reason }]);
   });
 
   it('the out-of-service taint on a NotReady node: the taint manager deletes the pod, pod GC force-deletes it, the StatefulSet recreates it elsewhere', async () => {

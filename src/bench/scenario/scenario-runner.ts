@@ -214,7 +214,13 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
     if (p.status?.phase !== 'Running') {
       reason = cluster.scheduler.lastFailure.get(key) ?? lastWarning.get(key) ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
     }
-    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
+    const row: PodRow = { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
+    if (p.metadata?.deletionTimestamp) {
+      row.terminating = true;
+      // A pod its kubelet will never stop (its node is gone or unreachable) stays so until pod GC or an operator removes it.
+      if (reason === '') row.reason = cluster.lostNodes.has(row.node) ? `Terminating: its node ${row.node} is ${cluster.lostNodes.get(row.node) === 'deleted' ? 'deleted' : 'shut down'}, no kubelet stops it` : 'Terminating';
+    }
+    return row;
   });
   const pvs = new Map(store.list('PersistentVolume').map((pv) => [pv.metadata?.name ?? '', pv]));
   const claims: ClaimRow[] = store.list('PersistentVolumeClaim').map((c) => {
@@ -258,7 +264,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     }
   }
   const wallMs = Date.now() - started;
-  const stuck = pods.filter((p) => p.phase !== 'Running').map((p) => ({ pod: p.name, reason: p.reason }));
+  const stuck = pods.filter((p) => p.phase !== 'Running' || p.terminating).map((p) => ({ pod: p.name, reason: p.reason }));
   return {
     scenario: scenario.name,
     provisioning: scenario.provisioning,
