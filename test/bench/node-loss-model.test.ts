@@ -12,6 +12,7 @@ import type { RunResult } from '../../src/bench/scenario/run-result.js';
 import { GC_CHECK_PERIOD_MS, QUARANTINE_MS } from '../../src/bench/controllers/pod-gc.js';
 import { NODE_MONITOR_GRACE_MS } from '../../src/bench/controllers/node-lifecycle.js';
 import { DEFAULT_TOLERATION_SECONDS, TAINT_OUT_OF_SERVICE, TAINT_UNREACHABLE } from '../../src/bench/api/node-taints.js';
+import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { eventsOf, markOf } from './run-helpers.js';
 
 const u = new UnmodelledFields();
@@ -38,7 +39,7 @@ interface Run {
   web0: { ms: number; type: string; pod: V1Pod }[];
 }
 
-async function run(steps: Step[]): Promise<Run> {
+async function run(steps: Step[], onStep?: (index: number, cluster: Cluster) => void): Promise<Run> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   let cluster: Cluster | undefined;
   const web0: Run['web0'] = [];
@@ -53,6 +54,7 @@ async function run(steps: Step[]): Promise<Run> {
       ],
     }, {
       workDir: join(root, 'run'),
+      onStep: (i, _step, c) => onStep?.(i, c),
       onCluster: (c) => {
         cluster = c;
         c.store.watch('Pod', (e) => { if (e.object.metadata?.name === 'web-0') web0.push({ ms: c.clock.now(), type: e.type, pod: e.object }); });
@@ -98,6 +100,35 @@ describe('node loss in the bench', () => {
     // The scheduler had only n2 left.
     assert.equal(podOf(result, 'after')?.node, 'n2');
     assert.equal(podOf(result, 'after')?.phase, 'Running');
+  });
+
+  it('a Node deleted by a client through the API is lost just the same: its pod goes after the quarantine', async () => {
+    const server = new ApiServer({ host: '127.0.0.1', port: 0 });
+    let deleted: Promise<number> | undefined;
+    try {
+      const { result, web0, cluster } = await run([
+        // Paced, so the run waits in wall time for the client's DELETE instead of jumping ahead.
+        { op: 'wait', condition: { for: 'gone', kind: 'Node', name: 'n1' }, timeoutMs: 30_000, label: 'deleted', paced: true },
+        mark('deleted'),
+        advance(QUARANTINE_MS + GC_CHECK_PERIOD_MS),
+        mark('after'),
+      ], (i, cluster) => {
+        if (i !== 3) return;
+        deleted = server.start().then(async (base) => {
+          server.attach(cluster);
+          const res = await fetch(`${base}/api/v1/nodes/n1`, { method: 'DELETE' });
+          return res.status;
+        });
+      });
+      assert.equal(await deleted, 200);
+      assert.equal(cluster.lostNodes.get('n1'), 'deleted', 'its kubelet stopped acting');
+      assert.equal(result.waits.find((w) => w.label === 'deleted')?.outcome, 'condition');
+      assert.equal(podOf(result, 'deleted')?.node, 'n1', 'still there right after the DELETE');
+      assert.equal(web0.find((w) => w.type === 'DELETED')?.pod.status?.phase, 'Failed', 'removed by pod GC');
+      assert.deepEqual([podOf(result, 'after')?.node, podOf(result, 'after')?.phase], ['n2', 'Running']);
+    } finally {
+      await server.close();
+    }
   });
 
   it('a shut-down node goes NotReady with the unreachable taints; without out-of-service its pod is evicted after 300 s and stays Terminating', async () => {
