@@ -69,6 +69,8 @@ function describeStep(step: Step): string {
     case 'advance': return `advance ${step.ms / 1000}s`;
     case 'killDriver': return `kill driver on ${step.node}`;
     case 'restartDriver': return `restart driver on ${step.node}`;
+    case 'shutdownNode': return `shut down ${step.node}`;
+    case 'taint': return `taint node ${step.node} ${step.taint.key}${step.taint.value !== undefined ? `=${step.taint.value}` : ''}:${step.taint.effect}`;
     case 'mark': return step.text;
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { loadScenario } from '../../src/bench/scenario/scenario-file.js';
-import { runScenario } from '../../src/bench/scenario/scenario-runner.js';
+import { runScenario, type RunOptions } from '../../src/bench/scenario/scenario-runner.js';
 import type { MarkSnapshot, RunResult } from '../../src/bench/scenario/run-result.js';
 import type { BenchEvent } from '../../src/bench/api/event-log.js';
 import { UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
@@ -15,12 +15,12 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
 
 /** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
-export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central' } = {}): Promise<RunResult> {
+export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central' } = {}, onCluster?: RunOptions['onCluster']): Promise<RunResult> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   const workDir = join(root, 'run');
   const unmodelled = new UnmodelledFields();
   const scenario = loadScenario(join(SCENARIOS, file), unmodelled, { ...overrides, ...(seed === undefined ? {} : { seed }) });
-  const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }) });
+  const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }), ...(onCluster !== undefined ? { onCluster } : {}) });
   assert.deepEqual(await mountsUnder(root), [], 'no mount left under the work dir');
   assert.deepEqual(await loopsUnder(root), [], 'no loop device left backed by the work dir');
   assert.equal(existsSync(workDir), false, 'work dir removed');

@@ -51,7 +51,7 @@ export function mapSelectorMatches(selector: Labels | undefined, labels: Labels 
   return true;
 }
 
-function tolerates(t: V1Toleration, taint: V1Taint): boolean {
+export function tolerates(t: V1Toleration, taint: V1Taint): boolean {
   if (t.effect && t.effect !== taint.effect) return false;
   if (t.key === undefined || t.key === '') return t.operator === 'Exists';
   if (t.key !== taint.key) return false;

@@ -91,6 +91,25 @@ export const ephemeralPolicy: ClientPolicy = { client: kcm('ephemeral-volume-con
 export const statefulSetPolicy: ClientPolicy = { client: kcm('statefulset-controller') };
 export const snapshotControllerPolicy: ClientPolicy = { client: SNAPSHOT_CONTROLLER };
 
+/** Pod GC: a status Patch (phase Failed) and a DELETE with grace period 0 per pod; the node it confirms gone is a GET after quarantine. */
+export const podGcPolicy: ClientPolicy = {
+  client: kcm('pod-garbage-collector'),
+  directGets: ['Node'],
+  writes: (w) => (w.kind === 'Pod' ? [{ verb: 'patch', resource: 'pods', subresource: 'status' }] : undefined),
+};
+
+/** The taint eviction controller: the DisruptionTarget condition is a status Patch, then a DELETE. */
+export const taintEvictionPolicy: ClientPolicy = {
+  client: kcm('taint-eviction-controller'),
+  writes: (w) => (w.kind === 'Pod' ? [{ verb: 'patch', resource: 'pods', subresource: 'status' }] : undefined),
+};
+
+/** The node lifecycle controller ("node-controller" client): taints by Patch, conditions by UpdateStatus; pods' Ready by UpdateStatus. */
+export const nodeLifecyclePolicy: ClientPolicy = {
+  client: kcm('node-controller'),
+  writes: (w) => (w.kind === 'Node' ? [{ verb: 'patch', resource: 'nodes' }, { verb: 'update', resource: 'nodes', subresource: 'status' }] : undefined),
+};
+
 /**
  * external-provisioner (and its capacity controller, the same process): PVs are created, deleted
  * and their finalizer removed with a strategic-merge Patch (the library's
@@ -140,6 +159,8 @@ export function clientForEventSource(source: string, driverName: string): string
   if (source === 'ephemeral_volume') return kcm('ephemeral-volume-controller');
   if (source === 'statefulset-controller') return kcm('statefulset-controller');
   if (source === 'snapshot-controller') return SNAPSHOT_CONTROLLER;
+  if (source === 'taint-eviction-controller') return kcm('taint-eviction-controller');
+  if (source === 'node-controller') return kcm('node-controller');
   if (source.startsWith('kubelet/')) return kubeletClient(source.slice('kubelet/'.length));
   if (source.startsWith('csi-snapshotter ')) return snapshotterClient(source.slice(source.lastIndexOf('/') + 1));
   if (source === `${driverName}_central`) return provisionerClient(undefined);

@@ -8,8 +8,8 @@ import { RequestCounts } from '../api/request-counts.js';
 import { EventRequests } from '../api/event-requests.js';
 import {
   INFORMERS, KCM_SHARED_INFORMERS, SCHEDULER, SNAPSHOT_CONTROLLER, clientForEventSource, ephemeralPolicy, garbageCollectorPolicy, kcm, kubectlPolicy,
-  kubeletClient, kubeletPolicy, protectionPolicy, provisionerClient, provisionerPolicy, pvControllerPolicy, schedulerPolicy, snapshotControllerPolicy,
-  snapshotterClient, snapshotterPolicy, statefulSetPolicy,
+  kubeletClient, kubeletPolicy, nodeLifecyclePolicy, podGcPolicy, protectionPolicy, provisionerClient, provisionerPolicy, pvControllerPolicy, schedulerPolicy, snapshotControllerPolicy,
+  snapshotterClient, snapshotterPolicy, statefulSetPolicy, taintEvictionPolicy,
 } from '../api/upstream-clients.js';
 import { EventLog } from '../api/event-log.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
@@ -31,6 +31,9 @@ import { CentralProvisioner } from '../controllers/central-provisioner.js';
 import { CentralRouter } from '../controllers/central-router.js';
 import { SnapshotController } from '../controllers/snapshot-controller.js';
 import { CsiSnapshotter } from '../controllers/csi-snapshotter.js';
+import { PodGc } from '../controllers/pod-gc.js';
+import { TaintEviction } from '../controllers/taint-eviction.js';
+import { NodeLifecycle } from '../controllers/node-lifecycle.js';
 import { CALL_TIMEOUT_MS } from '../controllers/provisioning-helpers.js';
 import { NodeDriver } from '../nodes/node-driver.js';
 import { DRIVER_START_CONCURRENCY, DriverStarts, boundedMap } from '../nodes/driver-starts.js';
@@ -105,8 +108,15 @@ export class Cluster {
   /** Virtual time of the last object write or event (marks excluded). */
   lastActivityMs = 0;
   readonly mode: ProvisioningMode;
-  /** Kubelets of nodes without Lode pools. */
-  private readonly plainKubelets: Kubelet[] = [];
+  /** Kubelets of nodes without Lode pools, by node. */
+  private readonly plainKubelets = new Map<string, Kubelet>();
+  /**
+   * Nodes deleted or shut down in this run, and how: their kubelet, sidecars and driver no
+   * longer act (the driver is killed; its disks stay until teardown).
+   */
+  readonly lostNodes = new Map<string, 'deleted' | 'shutdown'>();
+  private readonly driverKills: Promise<void>[] = [];
+  private readonly nodeLifecycle: NodeLifecycle;
   private readonly router: CentralRouter;
   private readonly centralCapacity: CapacityPublisher | undefined;
   private readonly driverStarts = new DriverStarts();
@@ -140,6 +150,10 @@ export class Cluster {
     this.runtime.register(new GarbageCollector(this.as(garbageCollectorPolicy)));
     this.runtime.register(new StatefulSetController(this.as(statefulSetPolicy)));
     this.runtime.register(new SnapshotController(this.as(snapshotControllerPolicy)));
+    this.nodeLifecycle = new NodeLifecycle(this.as(nodeLifecyclePolicy));
+    this.runtime.register(this.nodeLifecycle);
+    this.runtime.register(new TaintEviction(this.as(taintEvictionPolicy)));
+    this.runtime.register(new PodGc(this.as(podGcPolicy)));
     this.mode = opts.provisioning ?? 'distributed';
     this.router = new CentralRouter(this.metrics);
     if (this.mode === 'central') {
@@ -159,6 +173,8 @@ export class Cluster {
     }
     // The last virtual instant anything changed: when the cluster settled.
     for (const kind of KINDS) this.store.watch(kind, () => { this.lastActivityMs = this.clock.now(); });
+    // However a Node goes (a step, a client's DELETE through the API), the machine behind it is gone.
+    this.store.watch('Node', (e) => { if (e.type === 'DELETED') this.loseNode(e.object.metadata?.name ?? '', 'deleted'); });
     this.events.onEvent((e) => { if (e.reason !== 'Mark') this.lastActivityMs = this.clock.now(); });
     this.runtime.onError((c, key, err) => {
       this.controllerErrors.push(`${c} ${key}: ${err instanceof Error ? err.message : String(err)}`);
@@ -191,6 +207,7 @@ export class Cluster {
     for (const { kind, object } of objects) {
       const name = object.metadata?.name ?? '';
       const pools = object.metadata?.annotations?.[ANN_LODE_POOLS];
+      if (kind === 'Node' && this.lostNodes.has(name)) throw new Error(`Node "${name}" was ${this.lostNodes.get(name)} in this run; the bench does not bring a lost node back`);
       if (kind === 'Node' && pools !== undefined && !this.nodes.has(name) && this.store.get('Node', name) === undefined) {
         this.driverStarts.start(name, this.newDriver(name, pools));
       }
@@ -257,7 +274,7 @@ export class Cluster {
       const absent = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false });
       const kubeletCtx = this.startKubeletClient(name);
       const kubelet = new Kubelet(kubeletCtx, absent);
-      this.plainKubelets.push(kubelet);
+      this.plainKubelets.set(name, kubelet);
       kubeletCtx.store.create('Node', node);
       this.runtime.register(kubelet);
       return;
@@ -354,6 +371,33 @@ export class Cluster {
     return n;
   }
 
+  /**
+   * The node stops acting: its kubelet, external-provisioner, capacity publisher and
+   * csi-snapshotter are taken out of the runtime and its driver is killed, as when the
+   * machine is gone. Its disks, mounts and volumes stay for the teardown to clean. Nothing
+   * is written to the API here: what upstream then does is up to the control plane's
+   * controllers (pod GC for a deleted Node, node lifecycle for a silent one).
+   */
+  private loseNode(name: string, how: 'deleted' | 'shutdown'): void {
+    if (this.lostNodes.has(name)) return;
+    const n = this.nodes.get(name);
+    const plain = this.plainKubelets.get(name);
+    if (n === undefined && plain === undefined) return;
+    this.lostNodes.set(name, how);
+    if (plain !== undefined) this.runtime.unregister(plain);
+    if (n === undefined) return;
+    for (const c of [n.provisioner, n.capacity, n.snapshotter, n.kubelet]) if (c !== undefined) this.runtime.unregister(c);
+    n.driver.withoutApi();
+    this.driverKills.push(n.driver.kill());
+  }
+
+  /** A node shut down (power off, kernel panic): it stops acting, and its kubelet stops posting status. */
+  shutdownNode(name: string): void {
+    if (this.store.get('Node', name) === undefined) throw new Error(`shutdownNode: no Node "${name}"`);
+    this.loseNode(name, 'shutdown');
+    this.nodeLifecycle.kubeletStopped(name);
+  }
+
   /** SIGKILL a node's driver: its sidecars and kubelet see UNAVAILABLE until it is back. */
   async killDriver(name: string): Promise<void> {
     await this.node(name).driver.kill();
@@ -361,6 +405,7 @@ export class Cluster {
 
   /** Starts a node's driver again with the same flags and pools; kubelet then re-reads every file it wrote. */
   async restartDriver(name: string): Promise<{ ok: number; lost: string[] }> {
+    if (this.lostNodes.has(name)) throw new Error(`restartDriver: node "${name}" was ${this.lostNodes.get(name)}; its driver does not come back`);
     const n = this.node(name);
     await n.driver.start();
     n.capacity?.refresh();
@@ -390,6 +435,7 @@ export class Cluster {
     // Client writes from here on would land in a cluster that is being taken apart.
     this.runtime.external.close('the bench run is over');
     const problems: string[] = [];
+    await Promise.all(this.driverKills);
     // Drivers started ahead for Nodes an earlier failure kept from being added: no volumes yet, just stop them.
     for (const d of await this.driverStarts.leftovers()) {
       await d.stop();

@@ -48,6 +48,8 @@ export class StatefulSetController extends Controller {
     for (let ord = 0; ord < replicas; ord++) {
       const existing = byOrdinal.get(ord);
       if (existing !== undefined) {
+        // A Pending pod whose claim went away (deleted by someone else) gets it back, as upstream's createMissingPersistentVolumeClaims does.
+        if ((existing.status?.phase ?? 'Pending') === 'Pending' && !existing.metadata?.deletionTimestamp) this.createClaims(sts, existing.metadata?.name ?? '');
         if (ordered && (existing.status?.phase !== 'Running' || existing.metadata?.deletionTimestamp)) break;
         continue;
       }
@@ -76,27 +78,37 @@ export class StatefulSetController extends Controller {
     }
   }
 
+  /** Creates the claims of pod `podName` that do not exist (one per volumeClaimTemplate). */
+  private createClaims(sts: V1StatefulSet, podName: string): void {
+    const name = sts.metadata?.name ?? '';
+    const namespace = sts.metadata?.namespace ?? 'default';
+    const ord = Number(podName.slice(name.length + 1));
+    for (const t of sts.spec?.volumeClaimTemplates ?? []) {
+      const claimName = `${t.metadata?.name ?? ''}-${podName}`;
+      if (this.ctx.store.get('PersistentVolumeClaim', claimName, namespace) !== undefined) continue;
+      // Retain (the default) leaves the claim without owners: it outlives the pod and the set.
+      const claim: V1PersistentVolumeClaim = {
+        apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+        metadata: { name: claimName, namespace, labels: { ...(sts.spec?.selector?.matchLabels ?? {}), ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}) } },
+        spec: structuredClone(t.spec),
+      };
+      // The claim is created through the API server upstream, so its admission applies.
+      applyDefaultStorageClass(claim, this.ctx.store.list('StorageClass'));
+      const owners = retentionOwners(sts, claim, undefined, ord);
+      this.ctx.store.create('PersistentVolumeClaim', owners.length > 0 ? { ...claim, metadata: { ...claim.metadata, ownerReferences: owners } } : claim);
+      this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`);
+    }
+  }
+
   private createPod(sts: V1StatefulSet, ord: number): void {
     const name = sts.metadata?.name ?? '';
     const namespace = sts.metadata?.namespace ?? 'default';
     const podName = `${name}-${ord}`;
     const volumes = [...(sts.spec?.template.spec?.volumes ?? [])];
+    this.createClaims(sts, podName);
     for (const t of sts.spec?.volumeClaimTemplates ?? []) {
       const tName = t.metadata?.name ?? '';
       const claimName = `${tName}-${podName}`;
-      if (this.ctx.store.get('PersistentVolumeClaim', claimName, namespace) === undefined) {
-        // Retain (the default) leaves the claim without owners: it outlives the pod and the set.
-        const claim: V1PersistentVolumeClaim = {
-          apiVersion: 'v1', kind: 'PersistentVolumeClaim',
-          metadata: { name: claimName, namespace, labels: { ...(sts.spec?.selector?.matchLabels ?? {}), ...(t.metadata?.labels ?? {}) }, annotations: { ...(t.metadata?.annotations ?? {}) } },
-          spec: structuredClone(t.spec),
-        };
-        // The claim is created through the API server upstream, so its admission applies.
-        applyDefaultStorageClass(claim, this.ctx.store.list('StorageClass'));
-        const owners = retentionOwners(sts, claim, undefined, ord);
-        this.ctx.store.create('PersistentVolumeClaim', owners.length > 0 ? { ...claim, metadata: { ...claim.metadata, ownerReferences: owners } } : claim);
-        this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulCreate', `create Claim ${claimName} Pod ${podName} in StatefulSet ${name} success`);
-      }
       const i = volumes.findIndex((v) => v.name === tName);
       const vol = { name: tName, persistentVolumeClaim: { claimName } };
       if (i >= 0) volumes[i] = vol;

@@ -59,6 +59,13 @@ export class NodeDriver {
     return join(this.opts.nodeDir, 'pools', pool);
   }
 
+  /** Set once the node is lost: a start after that (the bench's cleanup) is not part of the cluster and gets no API access. */
+  private offApi = false;
+
+  withoutApi(): void {
+    this.offApi = true;
+  }
+
   get running(): boolean {
     return this.child !== undefined;
   }
@@ -104,7 +111,7 @@ export class NodeDriver {
       args.push('--pool', `${p.name}=${this.poolDir(p.name)},backend=${p.backend},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
     }
     args.push('--target-root', this.kubeletDir);
-    if (this.opts.kubeconfig !== undefined) args.push('--kubeconfig', this.opts.kubeconfig);
+    if (this.opts.kubeconfig !== undefined && !this.offApi) args.push('--kubeconfig', this.opts.kubeconfig);
     args.push(...(this.opts.extraArgs ?? []));
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
     // Own process group: a Ctrl-C at the terminal reaches the bench, which then tears down

@@ -17,7 +17,7 @@ function bytes(n: number): string {
 export function renderTables(r: RunResult): string {
   const parts: string[] = [];
   parts.push('Pods');
-  parts.push(table(['POD', 'NODE', 'PHASE', 'ATTEMPTS', 'WHY NOT RUNNING'], r.pods.map((p) => [p.name, p.node || '-', p.phase, String(p.attempts), p.reason.length > 90 ? p.reason.slice(0, 87) + '...' : p.reason])));
+  parts.push(table(['POD', 'NODE', 'PHASE', 'ATTEMPTS', 'WHY NOT RUNNING'], r.pods.map((p) => [p.name, p.node || '-', p.terminating ? 'Terminating' : p.phase, String(p.attempts), p.reason.length > 90 ? p.reason.slice(0, 87) + '...' : p.reason])));
   parts.push('Claims');
   parts.push(table(['PVC', 'PHASE', 'CLASS', 'PV', 'NODE', 'SIZE'], r.claims.map((c) => [c.name, c.phase, c.storageClass, c.volume || '-', c.node || '-', c.size])));
   if (r.volumes.some((v) => v.phase !== 'Bound')) {
@@ -67,7 +67,7 @@ export function renderSummary(r: RunResult): string {
   const m = r.metrics;
   const ev = (reason: string): number => r.events.filter((e) => e.reason === reason).length;
   const provisioners = new Set(r.events.filter((e) => e.reason === 'ProvisioningSucceeded').map((e) => e.source)).size;
-  const running = r.pods.filter((p) => p.phase === 'Running').length;
+  const running = r.pods.filter((p) => p.phase === 'Running' && !p.terminating).length;
   const lines = [
     `${running} of ${r.pods.length} pods running at the end; ${r.claims.filter((c) => c.phase === 'Bound').length} of ${r.claims.length} claims bound.`,
     `${m.volumesProvisioned} volume(s) provisioned by ${provisioners} ${r.provisioning === 'central' ? 'central provisioner' : 'node-local provisioner(s)'}, ${m.volumesDeleted} deleted again; ${Object.values(m.provisioningFailuresByCode).reduce((a, b) => a + b, 0)} provisioning failure(s).`,

@@ -35,6 +35,12 @@ export class Runtime {
   /** Set to stop a run between reconciles (Ctrl-C). */
   signal: AbortSignal | undefined;
 
+  /**
+   * Waits never let virtual time run ahead of wall time (see runUntil); for runs whose
+   * drivers act on their own wall-clock timers and write back through the API.
+   */
+  paced = false;
+
   /** Client writes, applied between reconciles. */
   readonly external = new ExternalWrites();
 
@@ -92,6 +98,7 @@ export class Runtime {
    * empty), the virtual deadline passes, or nothing is left to do.
    */
   async runUntil(condition: () => boolean, deadlineMs: number): Promise<StopReason> {
+    if (this.paced) return this.runPaced(condition, deadlineMs);
     for (;;) {
       await this.drain();
       if (this.signal?.aborted) throw new Error('interrupted');
@@ -105,6 +112,33 @@ export class Runtime {
       this.clock.advanceTo(next);
       this.stats.clockJumps++;
       this.clock.fireDue();
+    }
+  }
+
+  /**
+   * runUntil for a paced run: virtual time moves with wall time from this call on (never
+   * ahead of it), timers fire when their wall time comes, client writes are applied as they
+   * arrive, and the condition is checked after each. Never 'idle': a driver may still write.
+   */
+  private async runPaced(condition: () => boolean, deadlineMs: number): Promise<StopReason> {
+    const wallStart = Date.now();
+    const virtualStart = this.clock.now();
+    for (;;) {
+      await this.drain();
+      if (this.signal?.aborted) throw new Error('interrupted');
+      if (condition()) return 'condition';
+      this.clock.advanceTo(Math.min(deadlineMs, virtualStart + (Date.now() - wallStart)));
+      if (this.clock.fireDue() > 0) {
+        this.stats.clockJumps++;
+        continue;
+      }
+      if (this.clock.now() >= deadlineMs) return 'deadline';
+      const next = Math.min(deadlineMs, this.clock.nextDue() ?? deadlineMs);
+      // Wake for the next timer, a client write, or once a second to look at the signal.
+      const waitMs = Math.max(1, Math.min(1_000, next - this.clock.now()));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); }), this.external.whenQueued()]);
+      clearTimeout(timer);
     }
   }
 

@@ -12,6 +12,8 @@ export interface PodRow {
   createVolumeAttempts: Record<string, number>;
   /** Why it is not Running (last scheduling or mount failure). */
   reason: string;
+  /** Being deleted (kubectl shows Terminating); its phase is what its kubelet last reported. */
+  terminating?: true;
 }
 
 export interface ClaimRow {

@@ -15,18 +15,25 @@ export type WaitCondition =
   | { for: 'podsRunning'; names: string[] }
   | { for: 'pvcsBound'; names: string[] }
   | { for: 'snapshotsReady'; names: string[] }
-  | { for: 'gone'; kind: Kind; name: string };
+  | { for: 'gone'; kind: Kind; name: string }
+  | { for: 'noPodsOn'; node: string }
+  | { for: 'nodeCleared'; node: string };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
   | { op: 'delete'; kind: Kind; name: string; namespace: string | undefined }
   | { op: 'patch'; kind: Kind; name: string; namespace: string | undefined; merge: Record<string, unknown> }
   | { op: 'scale'; statefulSet: string; namespace: string | undefined; replicas: number }
-  | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string }
+  | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string; paced?: boolean }
   | { op: 'advance'; ms: number }
   | { op: 'killDriver'; node: string }
   | { op: 'restartDriver'; node: string }
+  | { op: 'shutdownNode'; node: string }
+  | { op: 'taint'; node: string; taint: { key: string; value?: string; effect: TaintEffect } }
   | { op: 'mark'; text: string };
+
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+const TAINT_EFFECTS: readonly string[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 export interface Scenario {
   name: string;
@@ -36,6 +43,11 @@ export interface Scenario {
   capacityPollMs: number;
   /** external-provisioner per node (default) or one central instance. */
   provisioning: ProvisioningMode;
+  /**
+   * Virtual time never runs ahead of wall time in waits and advances, so processes on wall
+   * time (drivers with API access: leases, watches) get real time to act; off by default.
+   */
+  paced?: boolean;
   /** Drivers get a kubeconfig for the run's own API (`driverApi: true`), so their API features are on. */
   driverApi?: boolean;
   /** Flags appended to every driver's command line (`driverFlags`). */
@@ -88,14 +100,21 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),
+    paced: parsePaced(doc.paced, path),
     capacityPollMs: doc.capacityPollInterval === undefined ? CAPACITY_POLL_MS : parseDuration(doc.capacityPollInterval as string),
     steps,
   };
 }
 
+function parsePaced(v: unknown, path: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new ManifestError(`${path}: paced: expected true or false, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 function parseStep(raw: unknown, where: string, dir: string, unmodelled: UnmodelledFields | undefined): Step {
   if (typeof raw === 'string' && raw === 'settle') return { op: 'wait', condition: { for: 'settled', quietMs: DEFAULT_QUIET_MS }, timeoutMs: DEFAULT_WAIT_MS, label: 'settled' };
-  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   const [op, arg] = Object.entries(raw)[0]!;
   const kindOf = (v: unknown): Kind => {
     if (!isKind(v)) throw new ManifestError(`${where}: ${op}.kind: ${JSON.stringify(v)} is not a kind the bench handles`);
@@ -121,14 +140,22 @@ function parseStep(raw: unknown, where: string, dir: string, unmodelled: Unmodel
     case 'advance':
       if (typeof arg !== 'string' && typeof arg !== 'number') throw new ManifestError(`${where}: advance: expected a duration like 90s or 5m`);
       return { op, ms: parseDuration(arg) };
+    case 'taint': {
+      if (!isObject(arg) || typeof arg.node !== 'string' || typeof arg.key !== 'string' || typeof arg.effect !== 'string' || !TAINT_EFFECTS.includes(arg.effect)) {
+        throw new ManifestError(`${where}: taint: expected {node, key, value?, effect: NoSchedule|PreferNoSchedule|NoExecute}`);
+      }
+      if (arg.value !== undefined && typeof arg.value !== 'string') throw new ManifestError(`${where}: taint.value: expected a string`);
+      return { op, node: arg.node, taint: { key: arg.key, effect: arg.effect as TaintEffect, ...(arg.value !== undefined ? { value: arg.value } : {}) } };
+    }
     case 'killDriver':
     case 'restartDriver':
+    case 'shutdownNode':
       if (typeof arg !== 'string') throw new ManifestError(`${where}: ${op}: expected a node name`);
       return { op, node: arg };
     case 'mark':
       return { op, text: String(arg) };
     default:
-      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, mark)`);
+      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   }
 }
 
@@ -156,8 +183,14 @@ function parseWait(arg: unknown, where: string): Step {
       if (!isKind(spec.kind) || typeof spec.name !== 'string') throw new ManifestError(`${where}: wait gone: expected kind and name`);
       condition = { for: 'gone', kind: spec.kind, name: spec.name };
       break;
+    case 'noPodsOn':
+    case 'nodeCleared':
+      if (typeof spec.node !== 'string') throw new ManifestError(`${where}: wait ${spec.for}: expected node`);
+      condition = { for: spec.for, node: spec.node };
+      break;
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared`);
   }
-  return { op: 'wait', condition, timeoutMs, label: String(spec.for) };
+  if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
+  return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };
 }

@@ -1,5 +1,5 @@
 // Runs a scenario's steps against a cluster, then snapshots its state and metrics into a RunResult.
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1Pod } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
 import { apiRequestResult, type CapacityRow, type ClaimRow, type MarkSnapshot, type PodRow, type PoolRow, type RunResult, type SnapshotRow, type WaitOutcome } from './run-result.js';
@@ -32,13 +32,18 @@ export interface RunOptions {
   onHold?: (cluster: Cluster) => void;
 }
 
+/** Running and not being deleted: a Terminating pod keeps its phase, but kubectl shows it as Terminating, not Running. */
+function runningPod(p: V1Pod | undefined): boolean {
+  return p?.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
+}
+
 function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: number; since: number }): boolean {
   const store = cluster.store;
   switch (c.for) {
     case 'allPodsRunning':
-      return store.list('Pod').every((p) => p.status?.phase === 'Running');
+      return store.list('Pod').every(runningPod);
     case 'podsRunning':
-      return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('Pod', name, namespace)?.status?.phase === 'Running'; });
+      return c.names.every((n) => { const { namespace, name } = splitKey(n); return runningPod(store.get('Pod', name, namespace)); });
     case 'pvcsBound':
       return c.names.every((n) => { const { namespace, name } = splitKey(n); return store.get('PersistentVolumeClaim', name, namespace)?.status?.phase === 'Bound'; });
     case 'snapshotsReady':
@@ -47,6 +52,13 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       const { namespace, name } = splitKey(c.name);
       return store.get(c.kind, name, namespace) === undefined;
     }
+    case 'noPodsOn':
+      return store.list('Pod').every((p) => p.spec?.nodeName !== c.node);
+    case 'nodeCleared':
+      // Nothing in the API refers to the node any more: no pod bound to it, no PV pinned to it, no capacity published for it.
+      return store.list('Pod').every((p) => p.spec?.nodeName !== c.node)
+        && store.list('PersistentVolume').every((pv) => pvNode(pv) !== c.node)
+        && store.list('CSIStorageCapacity').every((k) => !Object.values(k.nodeTopology?.matchLabels ?? {}).includes(c.node));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes + cluster.events.events.length;
@@ -105,6 +117,20 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     case 'restartDriver':
       await cluster.restartDriver(step.node);
       break;
+    case 'shutdownNode':
+      cluster.shutdownNode(step.node);
+      break;
+    case 'taint': {
+      // kubectl taint: one taint per key and effect, replaced if already there, sent as a patch of the Node.
+      const t = step.taint;
+      const ok = cluster.kubectl.modify('Node', step.node, undefined, (n) => {
+        const taints = (n.spec?.taints ?? []).filter((x) => !(x.key === t.key && x.effect === t.effect));
+        taints.push({ ...t });
+        n.spec = { ...(n.spec ?? {}), taints };
+      });
+      if (ok === undefined) throw new Error(`taint: Node "${step.node}" not found`);
+      break;
+    }
     case 'mark': {
       cluster.events.record('bench', { kind: 'Scenario', metadata: { name: step.text } }, 'Normal', 'Mark', step.text);
       const rows = stateRows(cluster);
@@ -115,7 +141,10 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
-      const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs);
+      // A wait's own `paced` overrides the scenario's for this wait only.
+      const scenarioPaced = rt.paced;
+      rt.paced = step.paced ?? scenarioPaced;
+      const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs).finally(() => { rt.paced = scenarioPaced; });
       waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
       if (step.condition.for === 'settled' && outcome === 'condition') lastChange.ms = Math.max(lastChange.ms, quiet.since);
       else lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
@@ -136,6 +165,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [],
   });
   cluster.runtime.signal = opts.signal;
+  cluster.runtime.paced = scenario.paced ?? false;
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
   const marks: MarkSnapshot[] = [];
@@ -189,7 +219,13 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
       const claim = v.persistentVolumeClaim?.claimName ?? (v.ephemeral !== undefined ? `${p.metadata?.name}-${v.name}` : undefined);
       if (claim !== undefined) createVolumeAttempts[claim] = m.createVolumeCalls.get(`${p.metadata?.namespace}/${claim}`) ?? 0;
     }
-    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, createVolumeAttempts, reason };
+    const row: PodRow = { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, createVolumeAttempts, reason };
+    if (p.metadata?.deletionTimestamp) {
+      row.terminating = true;
+      // A pod its kubelet will never stop (its node is gone or unreachable) stays so until pod GC or an operator removes it.
+      if (reason === '') row.reason = cluster.lostNodes.has(row.node) ? `Terminating: its node ${row.node} is ${cluster.lostNodes.get(row.node) === 'deleted' ? 'deleted' : 'shut down'}, no kubelet stops it` : 'Terminating';
+    }
+    return row;
   });
   const pvs = new Map(store.list('PersistentVolume').map((pv) => [pv.metadata?.name ?? '', pv]));
   const claims: ClaimRow[] = store.list('PersistentVolumeClaim').map((c) => {
@@ -233,7 +269,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     }
   }
   const wallMs = Date.now() - started;
-  const stuck = pods.filter((p) => p.phase !== 'Running').map((p) => ({ pod: p.name, reason: p.reason }));
+  const stuck = pods.filter((p) => p.phase !== 'Running' || p.terminating).map((p) => ({ pod: p.name, reason: p.reason }));
   return {
     scenario: scenario.name,
     provisioning: scenario.provisioning,
