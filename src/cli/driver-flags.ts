@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
+import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -40,6 +41,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --kubeconfig FILE      use FILE's current context                    (env LODE_KUBECONFIG)
   --api-timeout S        longest wait on the API inside a CSI call     (env LODE_API_TIMEOUT)
                          (default 3; seconds, 1 to 60)
+  --orphan-check S       look for volumes no PV names every S seconds  (env LODE_ORPHAN_CHECK)
+                         (default 300; 0 = off)
+  --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
+                         (default 3600)
+  --delete-orphans       delete reported orphans nothing uses          (env LODE_DELETE_ORPHANS=true)
 `;
 
 export interface DriverFlags {
@@ -71,6 +77,9 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'in-cluster': { type: 'boolean' },
       kubeconfig: { type: 'string' },
       'api-timeout': { type: 'string' },
+      'orphan-check': { type: 'string' },
+      'orphan-grace': { type: 'string' },
+      'delete-orphans': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -125,10 +134,12 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
   }
   const kube = kubeOptions(values, env);
+  const orphans = orphanOptions(values, env, kube !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
       ...(kube !== undefined ? { kube } : {}),
+      ...(orphans !== undefined ? { orphans } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -157,4 +168,29 @@ function kubeOptions(values: { 'in-cluster'?: boolean; kubeconfig?: string; 'api
     source: kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' },
     callTimeoutMs: timeout !== undefined ? Number(timeout) * 1000 : DEFAULT_API_TIMEOUT_MS,
   };
+}
+
+/** A whole number of seconds from `min` to `max`, or the operator's error. */
+function seconds(flag: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new Error(`--${flag} "${text}" must be a whole number of seconds from ${min} to ${max}`);
+  return Number(text);
+}
+
+/** The orphan check: on by default with API access, off without (it has no PVs to compare with). */
+function orphanOptions(values: { 'orphan-check'?: string; 'orphan-grace'?: string; 'delete-orphans'?: boolean }, env: NodeJS.ProcessEnv, api: boolean): OrphanOptions | undefined {
+  const check = values['orphan-check'] ?? (env.LODE_ORPHAN_CHECK || undefined);
+  const grace = values['orphan-grace'] ?? (env.LODE_ORPHAN_GRACE || undefined);
+  const remove = values['delete-orphans'] ?? env.LODE_DELETE_ORPHANS === 'true';
+  if (!api) {
+    const given = [check !== undefined && '--orphan-check', grace !== undefined && '--orphan-grace', remove && '--delete-orphans'].filter((f) => f !== false);
+    if (given.length > 0) throw new Error(`${given.join(', ')} need${given.length === 1 ? 's' : ''} --in-cluster or --kubeconfig: orphans are found by comparing with the PersistentVolumes`);
+    return undefined;
+  }
+  const checkS = check === undefined ? DEFAULT_ORPHAN_CHECK_S : seconds('orphan-check', check, 0, 86_400);
+  const graceS = grace === undefined ? DEFAULT_ORPHAN_GRACE_S : seconds('orphan-grace', grace, 1, 30 * 86_400);
+  if (checkS === 0) {
+    if (remove) throw new Error('--delete-orphans needs the orphan check: --orphan-check 0 turns it off');
+    return undefined;
+  }
+  return { checkMs: checkS * 1000, graceMs: graceS * 1000, delete: remove };
 }

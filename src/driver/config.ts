@@ -1,5 +1,6 @@
 // The driver's settings after flag parsing, and the topology it derives from them.
 import type { KubeOptions } from '../kube/kube-options.js';
+import type { OrphanOptions } from '../orphans/orphan-options.js';
 import type { PoolConfig } from '../pool/pool.js';
 
 export interface DriverConfig {
@@ -19,6 +20,8 @@ export interface DriverConfig {
   capacityRefreshSeconds: number;
   /** Kubernetes API access, or undefined for none (every API feature is then off). */
   kube?: KubeOptions;
+  /** The orphan check (with API access only), or undefined when off. */
+  orphans?: OrphanOptions;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

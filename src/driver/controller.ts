@@ -121,6 +121,7 @@ export function controllerService(ctx: DriverContext) {
       if (existing) {
         const why = incompatibility(existing, range, params.pool, caps, req.parameters, source);
         if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
+        ctx.createAnswers.note(id);
         return { volume: toCsiVolume(ctx, existing) };
       }
       const unit = backend.allocationUnit();
@@ -136,6 +137,7 @@ export function controllerService(ctx: DriverContext) {
       // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
       // the provisioner tries another node.
       await catalog.provision(record, { ...(source !== undefined ? { source: source.source } : {}), ...(freezePath !== undefined ? { freezePath } : {}) });
+      ctx.createAnswers.note(id);
       return { volume: toCsiVolume(ctx, record) };
     });
   }
@@ -256,7 +258,7 @@ export function controllerService(ctx: DriverContext) {
  * What still uses the volume, by the kernel's state (records can be stale after a reboot): its
  * mounts, and for a staged raw block volume, whose staging path holds no mount, its attached device.
  */
-async function holdersOf(r: VolumeRecord, backend: Backend): Promise<string[]> {
+export async function holdersOf(r: VolumeRecord, backend: Backend): Promise<string[]> {
   const mounts = await readMountTable();
   const held = volumePaths(r).filter((p) => mountAt(mounts, p) !== undefined);
   if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await attachedDevice(r, backend)) !== undefined) {

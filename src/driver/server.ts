@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
+import { OrphanCheck } from '../orphans/orphan-check.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
@@ -21,6 +22,8 @@ import { adaptService, UndecodableRequest } from './rpc-adapter.js';
 export interface RunningDriver {
   ctx: DriverContext;
   socketPath: string;
+  /** The orphan check, when the driver has API access and it is not turned off. */
+  orphans?: OrphanCheck;
   stop(): Promise<void>;
 }
 
@@ -118,6 +121,8 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   // the timer never keeps a stopping process alive.
   const refresher = setInterval(() => void catalog.refreshAll(), config.capacityRefreshSeconds * 1000);
   refresher.unref();
+  const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
+  orphans?.start();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -125,8 +130,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   return {
     ctx,
     socketPath,
+    ...(orphans !== undefined ? { orphans } : {}),
     stop: async () => {
       clearInterval(refresher);
+      await orphans?.stop();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 10_000);
         server.tryShutdown(() => { clearTimeout(timer); resolve(); });
