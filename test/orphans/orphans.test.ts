@@ -207,6 +207,7 @@ describe('orphaned volumes', { skip: process.getuid?.() !== 0 ? 'the driver need
     assert.match(String(ev['message']), /pool fast, 16Mi, is named by no PersistentVolume of lode\.csi\.dev since .*not deleted: --delete-orphans is off/);
     assert.equal((store.list('Event') as unknown as Array<Record<string, unknown>>).filter((e) => e['reason'] === 'OrphanedVolume').length, 1);
     assert.equal(requests.filter((r) => r === 'lode-driver create events').length, 1, 'one Event, not one per round');
+    assert.equal(requests.filter((r) => r === 'lode-driver patch events').length, 0, 'not refreshed every round either');
     assert.ok(events.events.some((e) => e.reason === 'ApiWrite' && /^create events default\/lode-orphanedvolume-.* by lode-driver$/.test(e.message)), 'the run\'s event log shows the driver\'s write');
 
     let s = await scrape(port);
