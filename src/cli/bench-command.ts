@@ -28,6 +28,8 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
   --seed N          override the scenario's seed (same scenario + seed = same events)
   --provisioning M  distributed (external-provisioner on every node, the default) or central (one for
                     the cluster), overriding the scenario
+  --driver-api B    on or off: give every driver a kubeconfig for the run's own API (its API features,
+                    e.g. pod reservations, then work), overriding the scenario's driverApi
   --work-dir DIR    where node pools, sockets and kubelet dirs go (default ${DEFAULT_WORK_ROOT}); a fresh
                     run-* directory is made inside it and removed at the end
   --json FILE       write the results as JSON to FILE ("-" = stdout, and no other output)
@@ -78,7 +80,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: argv,
       options: {
-        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
+        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'driver-api': { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
         events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, api: { type: 'string' }, kubeconfig: { type: 'string' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -119,6 +121,12 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`lode bench: --provisioning must be distributed or central\n`);
     return 2;
   }
+  const driverApiFlag = values['driver-api'];
+  if (driverApiFlag !== undefined && driverApiFlag !== 'on' && driverApiFlag !== 'off') {
+    process.stderr.write(`lode bench: --driver-api must be on or off\n`);
+    return 2;
+  }
+  const driverApi = driverApiFlag === undefined ? undefined : driverApiFlag === 'on';
   const jsonToStdout = values.json === '-';
   const eventsMode = values.events ?? 'live';
   if (!['live', 'folded', 'none'].includes(eventsMode)) {
@@ -186,11 +194,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   try {
     for (const name of names) {
       const unmodelled = new UnmodelledFields();
-      const scenario = loadScenario(scenarioPath(name), unmodelled, { ...(seed !== undefined ? { seed } : {}), ...(provisioning !== undefined ? { provisioning } : {}) });
+      const scenario = loadScenario(scenarioPath(name), unmodelled, { ...(seed !== undefined ? { seed } : {}), ...(provisioning !== undefined ? { provisioning } : {}), ...(driverApi !== undefined ? { driverApi } : {}) });
       mkdirSync(workRoot, { recursive: true });
       const workDir = join(workRoot, `run-${process.pid}-${results.length}`);
       const progress = new Progress(process.stderr, process.stderr.isTTY === true && !jsonToStdout);
-      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning) ===`);
+      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning${scenario.driverApi ? ', drivers with API access' : ''}) ===`);
       if (scenario.description) say(scenario.description);
       if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
       holding = values.hold === true ? new AbortController() : undefined;

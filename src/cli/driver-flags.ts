@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
+import { DEFAULT_RESERVATION_TTL_MS } from '../reservations/pod-reservations.js';
 import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
@@ -41,6 +42,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --kubeconfig FILE      use FILE's current context                    (env LODE_KUBECONFIG)
   --api-timeout S        longest wait on the API inside a CSI call     (env LODE_API_TIMEOUT)
                          (default 3; seconds, 1 to 60)
+  --pod-reservations B   true or false: reserve a pending pod's other  (env LODE_POD_RESERVATIONS)
+                         claims with the first, refuse all if they do
+                         not fit (default true with API access)
+  --reservation-ttl S    seconds a reservation waits for its claim's   (env LODE_RESERVATION_TTL)
+                         CreateVolume (default 120; 1 to 3600)
   --orphan-check S       look for volumes no PV names every S seconds  (env LODE_ORPHAN_CHECK)
                          (default 300; 0 = off)
   --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
@@ -77,6 +83,8 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'in-cluster': { type: 'boolean' },
       kubeconfig: { type: 'string' },
       'api-timeout': { type: 'string' },
+      'pod-reservations': { type: 'string' },
+      'reservation-ttl': { type: 'string' },
       'orphan-check': { type: 'string' },
       'orphan-grace': { type: 'string' },
       'delete-orphans': { type: 'boolean' },
@@ -134,11 +142,12 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
   }
   const kube = kubeOptions(values, env);
+  const podReservations = reservationOptions(values, env, kube !== undefined);
   const orphans = orphanOptions(values, env, kube !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
-      ...(kube !== undefined ? { kube } : {}),
+      ...(kube !== undefined ? { kube, podReservations } : {}),
       ...(orphans !== undefined ? { orphans } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
@@ -148,6 +157,18 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
     logLevel,
     ...(chosen ? { poolFile: chosen.file } : {}),
   };
+}
+
+/** Pod reservations: on with API access unless switched off; a lifetime given without API access is a mistake worth saying. */
+function reservationOptions(values: { 'pod-reservations'?: string; 'reservation-ttl'?: string }, env: NodeJS.ProcessEnv, api: boolean): { enabled: boolean; ttlMs: number } {
+  const enabled = values['pod-reservations'] ?? (env.LODE_POD_RESERVATIONS || 'true');
+  if (enabled !== 'true' && enabled !== 'false') throw new Error(`--pod-reservations "${enabled}" must be true or false`);
+  const ttl = values['reservation-ttl'] ?? (env.LODE_RESERVATION_TTL || undefined);
+  if (ttl !== undefined && !api) throw new Error('--reservation-ttl needs --in-cluster or --kubeconfig (pod reservations read the API)');
+  if (ttl !== undefined && (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600)) {
+    throw new Error(`--reservation-ttl "${ttl}" must be a whole number of seconds from 1 to 3600`);
+  }
+  return { enabled: enabled === 'true', ttlMs: ttl !== undefined ? Number(ttl) * 1000 : DEFAULT_RESERVATION_TTL_MS };
 }
 
 /** The API access asked for, or undefined: the driver then runs with no API at all, as before. */

@@ -20,6 +20,8 @@ export interface DriverConfig {
   capacityRefreshSeconds: number;
   /** Kubernetes API access, or undefined for none (every API feature is then off). */
   kube?: KubeOptions;
+  /** Pod reservations (src/reservations), used only with `kube`; on by default there. */
+  podReservations?: { enabled: boolean; ttlMs: number };
   /** The orphan check (with API access only), or undefined when off. */
   orphans?: OrphanOptions;
 }

@@ -2,6 +2,7 @@
 import type { Topology } from '../csi/types.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { CreateAnswers } from '../orphans/create-answers.js';
+import { PodReservations } from '../reservations/pod-reservations.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
 import { KeyedLocks } from './locks.js';
@@ -11,10 +12,16 @@ export class DriverContext {
   /** CreateVolume's answers by volume, so the orphan check leaves alone a volume a provisioner is still at work on. */
   readonly createAnswers = new CreateAnswers();
   readonly topologyKey: string;
+  /** All-or-nothing provisioning for pods with several claims; only with API access, and not when switched off. */
+  readonly reservations: PodReservations | undefined;
 
   /** The API client when the driver was given access (--in-cluster, --kubeconfig), else undefined. */
   constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog, readonly kube?: KubeClient) {
     this.topologyKey = topologyKey(config.driverName);
+    const r = config.podReservations;
+    this.reservations = kube !== undefined && (r?.enabled ?? true)
+      ? new PodReservations(kube, { nodeId: config.nodeId, driverName: config.driverName }, catalog, r?.ttlMs)
+      : undefined;
   }
 
   /** This node's one topology segment. */

@@ -4,7 +4,7 @@ import type { _csi_v1_ControllerServiceCapability_RPC_Type__Output } from '../ge
 import { mountAt, readMountTable } from '../sys/mounts.js';
 import type { Backend } from '../pool/backend.js';
 import { attachedDevice, refreshAfterGrow } from './materialise.js';
-import { DEFAULT_FS_TYPE, minimumVolumeBytes, volumeFsType } from './pool-fit.js';
+import { DEFAULT_FS_TYPE, minimumVolumeBytes, newVolumeBytes, volumeFsType } from './pool-fit.js';
 import { newVolumeRecord, volumePaths, type VolumeRecord } from '../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from './capability.js';
 import type { DriverContext } from './context.js';
@@ -15,7 +15,7 @@ import { canSnapshot } from './snapshots.js';
 import { growBacking } from './expansion.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from './errors.js';
 import { poolMissing, readParameters, PARAM_POOL } from './parameters.js';
-import { chooseSize, readRange, type Range } from './sizing.js';
+import { readRange, type Range } from './sizing.js';
 import { pageOf } from './paging.js';
 import { requireName, requireVolumeId } from './validate.js';
 
@@ -124,19 +124,28 @@ export function controllerService(ctx: DriverContext) {
         ctx.createAnswers.note(id);
         return { volume: toCsiVolume(ctx, existing) };
       }
-      const unit = backend.allocationUnit();
-      const minimum = Math.max(minimumVolumeBytes(backend, fsType), source?.sizeBytes ?? 0);
-      const size = Math.max(chooseSize(range, backend.config, minimum, fsType, unit), Math.ceil(minimum / unit) * unit);
-      const record = newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false,
+      const size = newVolumeBytes(backend, fsType, range, source?.sizeBytes ?? 0);
+      const newRecord = (): VolumeRecord => newVolumeRecord({ id, name, pool: params.pool, capacityBytes: size, accessType, fsType, parameters: req.parameters, ephemeral: false,
         formatted: source?.formatted ?? !backend.capabilities.needsFormat,
         ...(source?.filesystemBytes !== undefined ? { filesystemBytes: source.filesystemBytes } : {}),
         ...(source !== undefined ? { contentSource: source.named } : {}) });
       // A clone of a mounted volume freezes its filesystem for the copy, as a snapshot does.
       const freezePath = source !== undefined && 'volume' in source.source && backend.snapshots !== undefined
         ? await freezePathFor(source.source.volume, backend, backend.snapshots) : undefined;
+      // The pod's other claims are reserved with this one, or this one is refused (src/reservations).
+      const holds = await ctx.reservations?.prepare(req.parameters, { pool: params.pool, bytes: size });
+      const opts = { ...(source !== undefined ? { source: source.source } : {}), ...(freezePath !== undefined ? { freezePath } : {}), ...(holds !== undefined ? { holds } : {}) };
       // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
       // the provisioner tries another node.
-      await catalog.provision(record, { ...(source !== undefined ? { source: source.source } : {}), ...(freezePath !== undefined ? { freezePath } : {}) });
+      let record = newRecord();
+      try {
+        await catalog.provision(record, opts);
+      } catch (err) {
+        // Refused at the space check (nothing made): reservations of pods gone since may be what stood in the way.
+        if (holds === undefined || catalog.get(id) !== undefined || !(await ctx.reservations?.pruneFor(err, holds.keys))) throw err;
+        record = newRecord();
+        await catalog.provision(record, opts);
+      }
       ctx.createAnswers.note(id);
       return { volume: toCsiVolume(ctx, record) };
     });
@@ -206,9 +215,10 @@ export function controllerService(ctx: DriverContext) {
     }
     // One statfs: the disk's free space moves with whatever else writes there.
     await catalog.refresh(params.pool);
-    const stats = catalog.statsOf(params.pool);
+    await ctx.reservations?.pruneBeforeCapacity(params.pool);
     const backend = catalog.pool(params.pool);
-    const available = stats.availableBytes;
+    // Space reserved for pods' other claims is not on offer (src/reservations).
+    const available = ctx.reservations?.reportedFree(params.pool) ?? catalog.availableBytes(params.pool);
     const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
     // volume of this filesystem no longer fits, no request may look as if it would.

@@ -4,7 +4,7 @@ import { MiB, roundUp } from '../pool/sizes.js';
 import type { AccessType } from '../pool/volume-record.js';
 import { FORMATTABLE_FS_TYPES, isFormattable, type FsType } from '../sys/filesystem.js';
 import { invalidArgument } from './errors.js';
-import { minimumFor } from './sizing.js';
+import { chooseSize, minimumFor, type Range } from './sizing.js';
 
 /** The filesystem Lode formats a block volume with when nobody asks for one. */
 export const DEFAULT_FS_TYPE = 'ext4';
@@ -37,4 +37,15 @@ export function volumeFsType(backend: Backend, accessType: AccessType, asked: Fs
  */
 export function minimumVolumeBytes(backend: Backend, fsType: FsType | ''): number {
   return roundUp(backend.capabilities.needsFormat ? minimumFor(fsType) : MiB, backend.allocationUnit());
+}
+
+/**
+ * The bytes a new volume of `fsType` takes in `backend`'s pool for `range`: its smallest size
+ * (and a source's, when copied from one) rounded to the backend's allocation unit. CreateVolume
+ * and the pod reservations size with it, so a reservation holds what the create will take.
+ */
+export function newVolumeBytes(backend: Backend, fsType: FsType | '', range: Range, sourceBytes = 0): number {
+  const unit = backend.allocationUnit();
+  const minimum = Math.max(minimumVolumeBytes(backend, fsType), sourceBytes);
+  return Math.max(chooseSize(range, backend.config, minimum, fsType, unit), Math.ceil(minimum / unit) * unit);
 }

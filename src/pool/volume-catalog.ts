@@ -27,8 +27,31 @@ interface PoolEntry {
   quarantined: number;
 }
 
+/**
+ * Space promised to volumes that are about to be created (src/reservations): every create,
+ * growth, snapshot and GetCapacity sees it as taken, except the creates it is held for.
+ */
+export interface SpaceHolds {
+  /** Bytes held in `pool`, leaving out the holds whose keys are in `except`. */
+  heldBytes(pool: string, except: ReadonlySet<string>): number;
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * Holds taken in the same instant as a create's own space check. `keys` are the holds that
+ * are this create's own (it may use their space); `take` checks and takes holds, or throws to
+ * refuse the create, given the free space of each pool counting no hold of `keys`.
+ */
+export interface HoldStep {
+  keys: ReadonlySet<string>;
+  take: (free: (pool: string) => number) => void;
+}
+
 /** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
 export interface ProvisionOptions {
+  /** Reservations checked and taken with the volume's own space, with no await in between. */
+  holds?: HoldStep;
   finish?: (r: VolumeRecord, pool: Backend) => Promise<void>;
   /** A restore or clone: the storage is filled from it instead of made empty. */
   source?: VolumeSource;
@@ -99,6 +122,7 @@ export class VolumeCatalog implements PoolStatsSource {
   /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
   private sortedIds: string[] | undefined;
   private sortedSnapshotIds: string[] | undefined;
+  private holds: SpaceHolds | undefined;
 
   private constructor(readonly poolOrder: string[]) {}
 
@@ -280,6 +304,17 @@ export class VolumeCatalog implements PoolStatsSource {
     return this.poolOrder.map((name) => this.statsOf(name));
   }
 
+  /** Where reservations are kept; set once at start when the driver reserves for pods. */
+  setHolds(holds: SpaceHolds): void {
+    this.holds = holds;
+  }
+
+  /** The pool's free space for new storage: what it has, less what is held for others than `except`. */
+  availableBytes(pool: string, except: ReadonlySet<string> = NO_KEYS): number {
+    const free = this.statsOf(pool).availableBytes;
+    return this.holds === undefined ? free : Math.max(0, free - this.holds.heldBytes(pool, except));
+  }
+
   statsOf(pool: string): PoolStats {
     const e = this.entry(pool);
     return { ...e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined), snapshots: { count: e.snapshots, chargedBytes: e.snapshotBytes } };
@@ -298,7 +333,8 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     this.requireWithinMax(e, record.capacityBytes, false);
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
-    const available = this.statsOf(record.pool).availableBytes;
+    opts.holds?.take((pool) => this.availableBytes(pool, opts.holds?.keys));
+    const available = this.availableBytes(record.pool, opts.holds?.keys);
     if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
     record.state = 'creating';
     record.frozen = opts.freezePath;
@@ -359,7 +395,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const support = snapshotSupport(e.pool);
     const reserve = support.reserveFor(source);
     // Checked and reserved with no await in between, as for volumes.
-    const available = this.statsOf(snap.pool).availableBytes;
+    const available = this.availableBytes(snap.pool);
     if (reserve > available) throw new PoolFullError(snap.pool, reserve, available, `snapshot ${snap.name}`);
     snap.state = 'creating';
     snap.chargedBytes = reserve;
@@ -432,7 +468,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
     this.requireWithinMax(e, newBytes, true);
-    const available = this.statsOf(record.pool).availableBytes;
+    const available = this.availableBytes(record.pool);
     if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;
     e.allocatedBytes += extra;

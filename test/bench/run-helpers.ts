@@ -15,11 +15,11 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
 
 /** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
-export async function runBuiltIn(file: string, seed?: number): Promise<RunResult> {
+export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean } = {}): Promise<RunResult> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   const workDir = join(root, 'run');
   const unmodelled = new UnmodelledFields();
-  const scenario = loadScenario(join(SCENARIOS, file), unmodelled, seed === undefined ? {} : { seed });
+  const scenario = loadScenario(join(SCENARIOS, file), unmodelled, { ...overrides, ...(seed === undefined ? {} : { seed }) });
   const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }) });
   assert.deepEqual(await mountsUnder(root), [], 'no mount left under the work dir');
   assert.deepEqual(await loopsUnder(root), [], 'no loop device left backed by the work dir');

@@ -45,6 +45,8 @@ import { applyDefaultStorageClass } from '../api/default-storage-class.js';
 import { type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { API_VERSIONS, KINDS } from '../api/resources.js';
 import { parseQuantity } from '../api/quantity.js';
+import { ApiServer } from '../apiserver/server.js';
+import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
 export type ProvisioningMode = 'distributed' | 'central';
@@ -56,6 +58,13 @@ export interface ClusterOptions {
   driverName?: string;
   capacityPollMs?: number;
   provisioning?: ProvisioningMode;
+  /**
+   * Give every driver API access, as `--kubeconfig` does in a deployment: the cluster serves
+   * its own API on loopback (see startDriverApi) and each driver gets its kubeconfig.
+   */
+  driverApi?: boolean;
+  /** More flags for every driver (a scenario's `driverFlags`). */
+  driverFlags?: readonly string[];
   /** Told about each teardown action and problem. */
   log?: (line: string) => void;
 }
@@ -101,6 +110,8 @@ export class Cluster {
   private readonly router: CentralRouter;
   private readonly centralCapacity: CapacityPublisher | undefined;
   private readonly driverStarts = new DriverStarts();
+  /** The API the drivers reach (driverApi), and the kubeconfig in the work dir that names it. */
+  private driverApi: { server: ApiServer; kubeconfig: string } | undefined;
 
   constructor(readonly opts: ClusterOptions) {
     this.store = new ObjectStore(this.clock);
@@ -187,8 +198,29 @@ export class Cluster {
     for (const { kind, object } of objects) await this.applyOne(kind, structuredClone(object));
   }
 
+  /**
+   * Serves this cluster's API on a free loopback port and writes a kubeconfig for it into
+   * the work dir, before any driver starts, so drivers given `--kubeconfig` find it at start.
+   * A driver's reads are answered from the store while the runtime awaits its CSI call, so
+   * the run stays as deterministic as without it.
+   */
+  async startDriverApi(): Promise<string> {
+    if (this.driverApi !== undefined) return this.driverApi.kubeconfig;
+    const server = new ApiServer({ host: '127.0.0.1', port: 0 });
+    const url = await server.start();
+    server.attach(this);
+    const kubeconfig = join(this.opts.workDir, 'kubeconfig');
+    writeKubeconfig(kubeconfig, url);
+    this.driverApi = { server, kubeconfig };
+    return kubeconfig;
+  }
+
   private newDriver(name: string, poolsAnnotation: string): NodeDriver {
-    return new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation) });
+    return new NodeDriver({
+      nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation),
+      ...(this.driverApi !== undefined ? { kubeconfig: this.driverApi.kubeconfig } : {}),
+      ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
+    });
   }
 
   private async applyOne(kind: Kind, object: AnyObject): Promise<void> {
@@ -375,6 +407,11 @@ export class Cluster {
     // are torn down at once (serially, 1,000 volumes took two minutes); problems stay in node order.
     const perNode = await boundedMap([...this.nodes.values()], DRIVER_START_CONCURRENCY, (n) => this.tearDownNode(n, pvs));
     for (const p of perNode) problems.push(...p);
+    // After the drivers stop: a driver's last API request must not meet a closed port.
+    if (this.driverApi !== undefined) {
+      await this.driverApi.server.close();
+      this.driverApi = undefined;
+    }
     try {
       const swept = await sweep(this.opts.workDir);
       for (const s of swept) problems.push(`left behind by a driver, cleaned by the bench: ${s}`);

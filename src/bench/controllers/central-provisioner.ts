@@ -83,7 +83,7 @@ export class CentralProvisioner extends Controller {
     if (content.type === 'source') protectSource(this.ctx, content.dataSource);
     const reqs = this.requirements(pvc, selected);
     const req: CreateVolumeRequest = {
-      name: pvNameFor(pvc), capacity_range: { required_bytes: String(request) }, parameters: createParameters(sc),
+      name: pvNameFor(pvc), capacity_range: { required_bytes: String(request) }, parameters: createParameters(sc, pvc),
       volume_capabilities: capabilitiesFor(pvc, sc), accessibility_requirements: reqs,
       ...(content.type === 'source' ? { volume_content_source: content.source } : {}),
     };

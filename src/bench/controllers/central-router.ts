@@ -39,7 +39,7 @@ export class CentralRouter {
       const e = this.entryFor(t);
       if (e === undefined) continue;
       try {
-        this.metrics.countDriverCall('CreateVolume');
+        this.metrics.countCreateVolume(`${req.parameters?.['csi.storage.k8s.io/pvc/namespace']}/${req.parameters?.['csi.storage.k8s.io/pvc/name']}`);
         const r = await e.driver.client.createVolume(req, { timeoutMs });
         if (r.volume) return r.volume;
       } catch (err) {

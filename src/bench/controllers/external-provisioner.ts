@@ -168,7 +168,7 @@ export class ExternalProvisioner extends Controller {
     const req: CreateVolumeRequest = {
       name: pvName,
       capacity_range: { required_bytes: String(request) },
-      parameters: createParameters(sc),
+      parameters: createParameters(sc, pvc),
       volume_capabilities: capabilitiesFor(pvc, sc),
       ...(content.type === 'source' ? { volume_content_source: content.source } : {}),
     };
@@ -178,7 +178,7 @@ export class ExternalProvisioner extends Controller {
     }
     let volume;
     try {
-      this.ctx.metrics.countDriverCall('CreateVolume');
+      this.ctx.metrics.countCreateVolume(`${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
       volume = (await this.driver.client.createVolume(req, { timeoutMs: CALL_TIMEOUT_MS })).volume;
       if (volume === null || volume === undefined) throw new Error('CreateVolume returned no volume');
     } catch (err) {

@@ -57,10 +57,17 @@ export function capabilitiesFor(pvc: V1PersistentVolumeClaim, sc: V1StorageClass
   }));
 }
 
-/** Class parameters without the `csi.storage.k8s.io/` keys, which are the sidecar's. */
-export function createParameters(sc: V1StorageClass): Record<string, string> {
+/**
+ * Class parameters without the `csi.storage.k8s.io/` keys, which are the sidecar's, then the
+ * claim's name and namespace and the PV's name, as csi-provisioner adds them with
+ * --extra-create-metadata (the DaemonSet sets it; both modes share that code upstream).
+ */
+export function createParameters(sc: V1StorageClass, pvc: V1PersistentVolumeClaim): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(sc.parameters ?? {})) if (!k.startsWith('csi.storage.k8s.io/')) out[k] = v;
+  out['csi.storage.k8s.io/pvc/name'] = pvc.metadata?.name ?? '';
+  out['csi.storage.k8s.io/pvc/namespace'] = pvc.metadata?.namespace ?? '';
+  out['csi.storage.k8s.io/pv/name'] = pvNameFor(pvc);
   return out;
 }
 

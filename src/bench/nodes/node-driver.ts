@@ -27,6 +27,10 @@ export interface NodeDriverOptions {
   startTimeoutMs?: number;
   /** False for a node without Lode pools: no process, kubelet finds no driver registered. */
   installed?: boolean;
+  /** The run's kubeconfig when the scenario gives drivers API access (`driverApi: true`). */
+  kubeconfig?: string;
+  /** More driver flags, appended after the bench's own (a scenario's `driverFlags`). */
+  extraArgs?: readonly string[];
 }
 
 export class NodeDriver {
@@ -100,6 +104,8 @@ export class NodeDriver {
       args.push('--pool', `${p.name}=${this.poolDir(p.name)},backend=${p.backend},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
     }
     args.push('--target-root', this.kubeletDir);
+    if (this.opts.kubeconfig !== undefined) args.push('--kubeconfig', this.opts.kubeconfig);
+    args.push(...(this.opts.extraArgs ?? []));
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
     // Own process group: a Ctrl-C at the terminal reaches the bench, which then tears down
     // through the still-running drivers, instead of killing them mid-teardown.

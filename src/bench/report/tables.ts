@@ -73,6 +73,13 @@ export function renderSummary(r: RunResult): string {
     `${m.volumesProvisioned} volume(s) provisioned by ${provisioners} ${r.provisioning === 'central' ? 'central provisioner' : 'node-local provisioner(s)'}, ${m.volumesDeleted} deleted again; ${Object.values(m.provisioningFailuresByCode).reduce((a, b) => a + b, 0)} provisioning failure(s).`,
     `${ev('FailedScheduling')} FailedScheduling event(s) (${r.events.filter((e) => e.reason === 'FailedScheduling' && e.message.includes('did not have enough free storage')).length} citing not enough free storage), ${ev('FailedMount')} FailedMount event(s); ${m.mountChecksPassed} mounted volume(s) passed the write/read and size check${m.mountChecksFailed > 0 ? `, ${m.mountChecksFailed} failed it` : ''}.`,
   ];
+  // Only pods with several claims: there the count shows what all-or-nothing provisioning cost (scenario 04).
+  for (const p of r.pods) {
+    const per = Object.entries(p.createVolumeAttempts ?? {});
+    if (per.length < 2) continue;
+    const total = per.reduce((s, [, n]) => s + n, 0);
+    lines.push(`Pod ${p.name} (${p.phase}${p.node ? ` on ${p.node}` : ''}): ${total} CreateVolume attempt(s) for its ${per.length} claims (${per.map(([c, n]) => `${c} ${n}`).join(', ')}), ${p.attempts} scheduling attempt(s).`);
+  }
   if (m.podsStuck.length > 0) lines.push(`${m.podsStuck.length} pod(s) stuck (see "pods stuck" below).`);
   const stored = storedKindsText(r);
   if (stored !== '') lines.push(`Kinds stored, not acted upon: ${stored}.`);

@@ -4,6 +4,8 @@ export class BenchMetrics {
   readonly schedulingAttempts = new Map<string, number>();
   readonly provisioningFailures = new Map<string, number>();
   readonly driverCalls = new Map<string, number>();
+  /** CreateVolume calls by claim (`namespace/name`), every node tried counting once. */
+  readonly createVolumeCalls = new Map<string, number>();
   volumesProvisioned = 0;
   volumesDeleted = 0;
   mountChecksFailed = 0;
@@ -19,6 +21,11 @@ export class BenchMetrics {
 
   countDriverCall(method: string): void {
     this.driverCalls.set(method, (this.driverCalls.get(method) ?? 0) + 1);
+  }
+
+  countCreateVolume(claimKey: string): void {
+    this.countDriverCall('CreateVolume');
+    this.createVolumeCalls.set(claimKey, (this.createVolumeCalls.get(claimKey) ?? 0) + 1);
   }
 
   totalAttempts(): number {

@@ -8,6 +8,8 @@ export interface PodRow {
   node: string;
   phase: string;
   attempts: number;
+  /** CreateVolume calls made for the pod's claims (persistentVolumeClaim and generic ephemeral volumes), by claim name. */
+  createVolumeAttempts: Record<string, number>;
   /** Why it is not Running (last scheduling or mount failure). */
   reason: string;
 }
@@ -62,6 +64,8 @@ export interface RunMetrics {
   totalSchedulingAttempts: number;
   provisioningFailuresByCode: Record<string, number>;
   driverCalls: Record<string, number>;
+  /** CreateVolume calls by claim (`namespace/name`). */
+  createVolumeCalls: Record<string, number>;
   volumesProvisioned: number;
   volumesDeleted: number;
   mountChecksPassed: number;

@@ -36,6 +36,10 @@ export interface Scenario {
   capacityPollMs: number;
   /** external-provisioner per node (default) or one central instance. */
   provisioning: ProvisioningMode;
+  /** Drivers get a kubeconfig for the run's own API (`driverApi: true`), so their API features are on. */
+  driverApi?: boolean;
+  /** Flags appended to every driver's command line (`driverFlags`). */
+  driverFlags?: string[];
   steps: Step[];
 }
 
@@ -54,7 +58,7 @@ function strings(v: unknown, where: string): string[] {
 }
 
 /** Reads a scenario file; manifests it names are resolved relative to it and loaded now, so errors come before any driver starts. */
-export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: ProvisioningMode } = {}): Scenario {
+export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: ProvisioningMode; driverApi?: boolean } = {}): Scenario {
   const path = resolve(file);
   const dir = dirname(path);
   let doc: unknown;
@@ -73,9 +77,14 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   rawSteps.forEach((raw, i) => steps.push(parseStep(raw, `${path}: steps[${i}]`, dir, unmodelled)));
   const provisioning = overrides.provisioning ?? doc.provisioning ?? 'distributed';
   if (provisioning !== 'distributed' && provisioning !== 'central') throw new ManifestError(`${path}: provisioning: must be distributed or central, not ${JSON.stringify(provisioning)}`);
+  const driverApi = overrides.driverApi ?? doc.driverApi ?? false;
+  if (typeof driverApi !== 'boolean') throw new ManifestError(`${path}: driverApi: must be true or false, not ${JSON.stringify(driverApi)}`);
+  const driverFlags = doc.driverFlags === undefined ? [] : strings(doc.driverFlags, `${path}: driverFlags`);
   return {
     name,
     provisioning,
+    driverApi,
+    driverFlags,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),

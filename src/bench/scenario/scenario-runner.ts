@@ -131,7 +131,10 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const started = Date.now();
   let peakRss = process.memoryUsage().rss;
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
-  const cluster = new Cluster({ workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning });
+  const cluster = new Cluster({
+    workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
+    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [],
+  });
   cluster.runtime.signal = opts.signal;
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
@@ -140,6 +143,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let failure: unknown;
   let result: RunResult | undefined;
   try {
+    if (scenario.driverApi) await cluster.startDriverApi();
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
@@ -180,7 +184,12 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
     if (p.status?.phase !== 'Running') {
       reason = cluster.scheduler.lastFailure.get(key) ?? lastWarning.get(key) ?? (p.spec?.nodeName ? 'volumes not mounted yet' : 'not scheduled yet');
     }
-    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, reason };
+    const createVolumeAttempts: Record<string, number> = {};
+    for (const v of p.spec?.volumes ?? []) {
+      const claim = v.persistentVolumeClaim?.claimName ?? (v.ephemeral !== undefined ? `${p.metadata?.name}-${v.name}` : undefined);
+      if (claim !== undefined) createVolumeAttempts[claim] = m.createVolumeCalls.get(`${p.metadata?.namespace}/${claim}`) ?? 0;
+    }
+    return { name: key, node: p.spec?.nodeName ?? '', phase: p.status?.phase ?? 'Pending', attempts: m.schedulingAttempts.get(key) ?? 0, createVolumeAttempts, reason };
   });
   const pvs = new Map(store.list('PersistentVolume').map((pv) => [pv.metadata?.name ?? '', pv]));
   const claims: ClaimRow[] = store.list('PersistentVolumeClaim').map((c) => {
@@ -238,6 +247,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       totalSchedulingAttempts: m.totalAttempts(),
       provisioningFailuresByCode: Object.fromEntries(m.provisioningFailures),
       driverCalls: Object.fromEntries(m.driverCalls),
+      createVolumeCalls: Object.fromEntries(m.createVolumeCalls),
       volumesProvisioned: m.volumesProvisioned,
       volumesDeleted: m.volumesDeleted,
       mountChecksPassed: m.mountChecksPassed,
