@@ -208,7 +208,7 @@ describe('orphaned volumes', { skip: process.getuid?.() !== 0 ? 'the driver need
     assert.equal((store.list('Event') as unknown as Array<Record<string, unknown>>).filter((e) => e['reason'] === 'OrphanedVolume').length, 1);
     assert.equal(requests.filter((r) => r === 'lode-driver create events').length, 1, 'one Event, not one per round');
     assert.equal(requests.filter((r) => r === 'lode-driver patch events').length, 0, 'not refreshed every round either');
-    assert.ok(events.events.some((e) => e.reason === 'ApiWrite' && /^create events default\/lode-orphanedvolume-.* by lode-driver$/.test(e.message)), 'the run\'s event log shows the driver\'s write');
+    assert.ok(events.events.some((e) => e.reason === 'ApiWrite' && /^create events default\/lode-orphanedvolume-\S+ by lode-driver: Warning OrphanedVolume on Node\/node-orphans: /.test(e.message)), 'the run\'s event log shows the driver\'s write');
 
     let s = await scrape(port);
     assert.equal(sampleValue(s, ORPHAN_METRIC_NAMES.volumes, { pool: 'fast' }), 1);

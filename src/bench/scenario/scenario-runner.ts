@@ -47,6 +47,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       const { namespace, name } = splitKey(c.name);
       return store.get(c.kind, name, namespace) === undefined;
     }
+    case 'event':
+      return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string } }>).some((e) => e.reason === c.reason && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes + cluster.events.events.length;
@@ -91,6 +93,15 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       if (ok === undefined) throw new Error(`patch: ${step.kind} "${step.name}" not found`);
       break;
     }
+    case 'forceDeletePv': {
+      const claim = cluster.store.get('PersistentVolumeClaim', step.claim, step.namespace ?? 'default');
+      const pv = claim?.spec?.volumeName;
+      if (pv === undefined || pv === '') throw new Error(`forceDeletePv: claim "${step.claim}" is not bound to a PV`);
+      // kubectl patch pv --type=merge -p '{"metadata":{"finalizers":null}}', then kubectl delete pv.
+      cluster.kubectl.modify('PersistentVolume', pv, undefined, (o) => { o.metadata!.finalizers = []; });
+      cluster.delete('PersistentVolume', pv, undefined);
+      break;
+    }
     case 'scale': {
       const ok = cluster.kubectl.modify('StatefulSet', step.statefulSet, step.namespace, (o) => { o.spec!.replicas = step.replicas; });
       if (ok === undefined) throw new Error(`scale: StatefulSet "${step.statefulSet}" not found`);
@@ -115,6 +126,11 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
+      if (step.condition.for === 'event') {
+        const outcome = await rt.awaitClients(() => conditionHolds(cluster, step.condition, quiet), step.timeoutMs);
+        waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
+        return;
+      }
       const outcome = await rt.runUntil(() => conditionHolds(cluster, step.condition, quiet), cluster.clock.now() + step.timeoutMs);
       waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
       if (step.condition.for === 'settled' && outcome === 'condition') lastChange.ms = Math.max(lastChange.ms, quiet.since);
