@@ -38,25 +38,12 @@ let held: Promise<void>;
  */
 type Fault = 'none' | 'status-500' | 'silent' | 'later-pages-500';
 class FaultyApi {
-  private current: Fault = 'none';
-  /** Requests left unanswered while silent; their connections drop when the fault ends, as a restarted API server's do. */
-  private readonly hung = new Set<http.ServerResponse>();
+  fault: Fault = 'none';
   private readonly sockets = new Set<net.Socket>();
   private readonly server = http.createServer((req, res) => this.handle(req, res));
   url = '';
 
   constructor(private readonly upstream: URL) {}
-
-  get fault(): Fault {
-    return this.current;
-  }
-
-  set fault(f: Fault) {
-    this.current = f;
-    if (f === 'silent') return;
-    for (const res of this.hung) res.socket?.destroy();
-    this.hung.clear();
-  }
 
   async start(): Promise<void> {
     this.server.on('connection', (c) => { this.sockets.add(c); c.on('close', () => this.sockets.delete(c)); });
@@ -68,10 +55,8 @@ class FaultyApi {
     const url = new URL(req.url ?? '/', 'http://proxy');
     if (url.pathname.endsWith('/persistentvolumes')) {
       const fail = this.fault === 'status-500' || (this.fault === 'later-pages-500' && url.searchParams.has('continue'));
-      if (this.fault === 'silent') {
-        this.hung.add(res);
-        return;
-      }
+      // Never answered: the driver's bound must cancel the request (and close the connection).
+      if (this.fault === 'silent') return;
       if (fail) {
         res.writeHead(500, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }));
