@@ -64,6 +64,7 @@ function describeStep(step: Step): string {
     case 'apply': return `apply ${step.label}`;
     case 'delete': return `delete ${step.kind} ${step.name}`;
     case 'patch': return `patch ${step.kind} ${step.name}`;
+    case 'forceDeletePv': return `force-delete the PV of claim ${step.claim}`;
     case 'scale': return `scale statefulset ${step.statefulSet} to ${step.replicas}`;
     case 'wait': return `wait for ${step.label}`;
     case 'advance': return `advance ${step.ms / 1000}s`;

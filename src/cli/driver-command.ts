@@ -4,6 +4,7 @@ import { readinessProblem, readinessWarnings } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
+import { registerOrphanMetrics } from '../orphans/orphan-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
 
@@ -47,6 +48,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const running = driver;
+  if (metrics !== undefined && running.orphans !== undefined) registerOrphanMetrics(metrics.registry, running.orphans, running.ctx.catalog);
   let endpoint: HttpEndpoint | undefined;
   if (config.metricsAddress !== undefined && metrics !== undefined) {
     try {

@@ -8,6 +8,7 @@ import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.j
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
 import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../reservations/pod-reservations.js';
+import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 
@@ -65,6 +66,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          not fit (default true with API access)
   --reservation-ttl S    seconds a reservation waits for its claim's   (env LODE_RESERVATION_TTL)
                          CreateVolume (default 120; 1 to 3600)
+  --orphan-check S       look for volumes no PV names every S seconds  (env LODE_ORPHAN_CHECK)
+                         (default 300; 0 = off)
+  --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
+                         (default 3600)
+  --delete-orphans       delete reported orphans nothing uses          (env LODE_DELETE_ORPHANS=true)
 `;
 
 export interface DriverFlags {
@@ -104,6 +110,9 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'node-loss-period': { type: 'string' },
       'pod-reservations': { type: 'string' },
       'reservation-ttl': { type: 'string' },
+      'orphan-check': { type: 'string' },
+      'orphan-grace': { type: 'string' },
+      'delete-orphans': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -160,11 +169,13 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const kube = kubeOptions(values, env);
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
+  const orphans = orphanOptions(values, env, kube !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
       ...(kube !== undefined ? { kube, podReservations } : {}),
       ...(nodeLoss !== undefined ? { nodeLoss } : {}),
+      ...(orphans !== undefined ? { orphans } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -245,4 +256,29 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   const periodMs = period !== undefined ? seconds('node-loss-period', period, false) : DEFAULT_NODE_LOSS_PERIOD_MS;
   if (mode === 'off') return undefined;
   return { mode, namespace, timings, periodMs };
+}
+
+/** A whole number of seconds from `min` to `max`, or the operator's error. */
+function wholeSeconds(flag: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new Error(`--${flag} "${text}" must be a whole number of seconds from ${min} to ${max}`);
+  return Number(text);
+}
+
+/** The orphan check: on by default with API access, off without (it has no PVs to compare with). */
+function orphanOptions(values: { 'orphan-check'?: string; 'orphan-grace'?: string; 'delete-orphans'?: boolean }, env: NodeJS.ProcessEnv, api: boolean): OrphanOptions | undefined {
+  const check = values['orphan-check'] ?? (env.LODE_ORPHAN_CHECK || undefined);
+  const grace = values['orphan-grace'] ?? (env.LODE_ORPHAN_GRACE || undefined);
+  const remove = values['delete-orphans'] ?? env.LODE_DELETE_ORPHANS === 'true';
+  if (!api) {
+    const given = [check !== undefined && '--orphan-check', grace !== undefined && '--orphan-grace', remove && '--delete-orphans'].filter((f) => f !== false);
+    if (given.length > 0) throw new Error(`${given.join(', ')} need${given.length === 1 ? 's' : ''} --in-cluster or --kubeconfig: orphans are found by comparing with the PersistentVolumes`);
+    return undefined;
+  }
+  const checkS = check === undefined ? DEFAULT_ORPHAN_CHECK_S : wholeSeconds('orphan-check', check, 0, 86_400);
+  const graceS = grace === undefined ? DEFAULT_ORPHAN_GRACE_S : wholeSeconds('orphan-grace', grace, 1, 30 * 86_400);
+  if (checkS === 0) {
+    if (remove) throw new Error('--delete-orphans needs the orphan check: --orphan-check 0 turns it off');
+    return undefined;
+  }
+  return { checkMs: checkS * 1000, graceMs: graceS * 1000, delete: remove };
 }

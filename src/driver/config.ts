@@ -1,6 +1,7 @@
 // The driver's settings after flag parsing, and the topology it derives from them.
 import type { KubeOptions } from '../kube/kube-options.js';
 import type { NodeLossOptions } from '../node-loss/node-loss-options.js';
+import type { OrphanOptions } from '../orphans/orphan-options.js';
 import type { PoolConfig } from '../pool/pool.js';
 
 export interface DriverConfig {
@@ -24,6 +25,8 @@ export interface DriverConfig {
   nodeLoss?: NodeLossOptions;
   /** Pod reservations (src/reservations), used only with `kube`; on by default there. */
   podReservations?: { enabled: boolean; ttlMs: number };
+  /** The orphan check (with API access only), or undefined when off. */
+  orphans?: OrphanOptions;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

@@ -1,6 +1,7 @@
 // What every CSI handler works with: settings, the volume catalog, the locks and this node's topology.
 import type { Topology } from '../csi/types.js';
 import type { KubeClient } from '../kube/kube-client.js';
+import { CreateAnswers } from '../orphans/create-answers.js';
 import { PodReservations } from '../reservations/pod-reservations.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
@@ -8,6 +9,8 @@ import { KeyedLocks } from './locks.js';
 
 export class DriverContext {
   readonly locks = new KeyedLocks();
+  /** CreateVolume's answers by volume, so the orphan check leaves alone a volume a provisioner is still at work on. */
+  readonly createAnswers = new CreateAnswers();
   readonly topologyKey: string;
   /** All-or-nothing provisioning for pods with several claims; only with API access, and not when switched off. */
   readonly reservations: PodReservations | undefined;

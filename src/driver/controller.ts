@@ -121,6 +121,7 @@ export function controllerService(ctx: DriverContext) {
       if (existing) {
         const why = incompatibility(existing, range, params.pool, caps, req.parameters, source);
         if (why !== undefined) throw alreadyExists(`volume "${name}" already exists and is incompatible: ${why}`);
+        ctx.createAnswers.note(id);
         return { volume: toCsiVolume(ctx, existing) };
       }
       const size = newVolumeBytes(backend, fsType, range, source?.sizeBytes ?? 0);
@@ -145,6 +146,7 @@ export function controllerService(ctx: DriverContext) {
         record = newRecord();
         await catalog.provision(record, opts);
       }
+      ctx.createAnswers.note(id);
       return { volume: toCsiVolume(ctx, record) };
     });
   }
@@ -266,7 +268,7 @@ export function controllerService(ctx: DriverContext) {
  * What still uses the volume, by the kernel's state (records can be stale after a reboot): its
  * mounts, and for a staged raw block volume, whose staging path holds no mount, its attached device.
  */
-async function holdersOf(r: VolumeRecord, backend: Backend): Promise<string[]> {
+export async function holdersOf(r: VolumeRecord, backend: Backend): Promise<string[]> {
   const mounts = await readMountTable();
   const held = volumePaths(r).filter((p) => mountAt(mounts, p) !== undefined);
   if (r.accessType === 'block' && r.staging !== null && !held.includes(r.staging) && (await attachedDevice(r, backend)) !== undefined) {

@@ -8,6 +8,7 @@ import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
 import { startNodeLoss } from '../node-loss/node-loss.js';
+import { OrphanCheck } from '../orphans/orphan-check.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './config.js';
@@ -22,6 +23,8 @@ import { adaptService, UndecodableRequest } from './rpc-adapter.js';
 export interface RunningDriver {
   ctx: DriverContext;
   socketPath: string;
+  /** The orphan check, when the driver has API access and it is not turned off. */
+  orphans?: OrphanCheck;
   stop(): Promise<void>;
 }
 
@@ -122,6 +125,8 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
     ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss)
     : undefined;
+  const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
+  orphans?.start();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -129,10 +134,12 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   return {
     ctx,
     socketPath,
+    ...(orphans !== undefined ? { orphans } : {}),
     stop: async () => {
       clearInterval(refresher);
       // Released first, so another node's driver takes over while this one drains its calls.
       await nodeLoss?.close();
+      await orphans?.stop();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 10_000);
         server.tryShutdown(() => { clearTimeout(timer); resolve(); });

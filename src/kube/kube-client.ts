@@ -1,4 +1,5 @@
 // The driver's one door to the Kubernetes API: client-node loaded only when configured, every request bounded in time and named by its caller.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CoordinationV1Api, CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { log } from '../util/log.js';
 import { describeApiError, KubeUnavailableError } from './kube-errors.js';
@@ -11,22 +12,36 @@ export interface KubeApis {
   coordination: CoordinationV1Api;
 }
 
+/**
+ * The abort signal of the bounded() call a request is made in: the client's middleware hands it
+ * to the HTTP request, so a request past its bound is cancelled and its connection closed, not
+ * left open to an API server that never answers (which also kept a stopping driver alive).
+ */
+export const requestSignal = new AsyncLocalStorage<AbortSignal>();
+
 export class KubeClient {
   constructor(readonly apis: KubeApis, readonly options: KubeOptions, readonly server: string, readonly userAgent: string) {}
 
   /**
-   * Runs one API request, waiting at most `timeoutMs` (default: the CSI call bound). The request
-   * is abandoned, not cancelled, on timeout: client-node offers no per-call abort, and a late
-   * answer only lands in a promise nobody awaits.
+   * Runs one API request, waiting at most `timeoutMs` (default: the CSI call bound). On timeout
+   * the request is cancelled (requestSignal) and the call rejects at once, whatever the HTTP
+   * library does with the cancellation.
    */
   async bounded<T>(what: string, call: (apis: KubeApis) => Promise<T>, timeoutMs = this.options.callTimeoutMs): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    const abort = new AbortController();
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new KubeUnavailableError(`no answer from the API server at ${this.server} within ${timeoutMs} ms (${what})`)), timeoutMs);
+      timer = setTimeout(() => {
+        reject(new KubeUnavailableError(`no answer from the API server at ${this.server} within ${timeoutMs} ms (${what})`));
+        abort.abort();
+      }, timeoutMs);
       timer.unref();
     });
+    const request = requestSignal.run(abort.signal, () => call(this.apis));
+    // The cancelled request's own rejection comes after the bound's, to a promise nobody awaits.
+    request.catch(() => undefined);
     try {
-      return await Promise.race([call(this.apis), late]);
+      return await Promise.race([request, late]);
     } finally {
       clearTimeout(timer);
     }
@@ -58,7 +73,12 @@ export async function connectKube(options: KubeOptions, nodeId: string, version:
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: kc },
     promiseMiddleware: [{
-      pre: async (request) => { request.setHeaderParam('User-Agent', userAgent); return request; },
+      pre: async (request) => {
+        request.setHeaderParam('User-Agent', userAgent);
+        const signal = requestSignal.getStore();
+        if (signal !== undefined) request.setSignal(signal);
+        return request;
+      },
       post: async (response) => response,
     }],
   });

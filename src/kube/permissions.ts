@@ -39,4 +39,6 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'pod-reservations', group: '', resource: 'persistentvolumeclaims', verbs: ['get'], why: 'a pending pod\'s other claims: bound yet, selected node, size' },
   { feature: 'pod-reservations', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['get'], why: 'whether a sibling claim\'s class is this driver\'s, and its pool' },
   { feature: 'pod-reservations', group: '', resource: 'persistentvolumes', verbs: ['get'], why: 'whether a bound sibling\'s volume is this driver\'s on another node' },
+  { feature: 'orphans', group: '', resource: 'persistentvolumes', verbs: ['list'], why: 'the volume handles the PVs name, to find this node\'s volumes that no PV names' },
+  { feature: 'orphans', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per orphaned volume, refreshed (patched) so it outlives the event TTL' },
 ];

@@ -31,7 +31,7 @@ let held: Promise<void>;
 let benchConfig = '';
 
 /** An HTTP server answering every request with `status`, or never answering when status is 0. */
-async function stubServer(status: number): Promise<{ url: string; close(): Promise<void> }> {
+async function stubServer(status: number): Promise<{ url: string; open(): number; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const s = http.createServer((_, res) => {
     if (status === 0) return;
@@ -41,7 +41,7 @@ async function stubServer(status: number): Promise<{ url: string; close(): Promi
   s.on('connection', (c) => { sockets.add(c); c.on('close', () => sockets.delete(c)); });
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as net.AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
+  return { url: `http://127.0.0.1:${port}`, open: () => sockets.size, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
 }
 
 function kubeconfigFor(name: string, url: string): string {
@@ -93,6 +93,11 @@ describe('API access of the driver', () => {
       const started = Date.now();
       await assert.rejects(kube.bounded('list pods', (a) => a.core.listNamespacedPod({ namespace: 'default' })), (err: unknown) => err instanceof KubeUnavailableError && /within 300 ms \(list pods\)/.test(err.message));
       assert.ok(Date.now() - started < 5_000, 'the bound holds, not the HTTP library\'s own timeout');
+      // The request is cancelled, not left hanging: its connection closes (a hanging one kept a
+      // stopping driver alive until the server gave up on it).
+      const deadline = Date.now() + 10_000;
+      while (stub.open() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(stub.open(), 0, 'the unanswered request\'s connection is closed');
     } finally {
       await stub.close();
     }

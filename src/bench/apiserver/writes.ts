@@ -51,7 +51,13 @@ function checkType(r: ResourceType, o: Obj): void {
 
 function record(b: WriteBackend, t: WriteTarget, verb: string, o: AnyObject): void {
   const what = `${t.r.plural}${t.subresource ? `/${t.subresource}` : ''}`;
-  b.events.record(`api/${t.client}`, { kind: t.r.kind, metadata: { name: o.metadata?.name ?? '', ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}) } }, 'Normal', 'ApiWrite', `${verb} ${what} ${objectKey(o)} by ${t.client}`);
+  b.events.record(`api/${t.client}`, { kind: t.r.kind, metadata: { name: o.metadata?.name ?? '', ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}) } }, 'Normal', 'ApiWrite', `${verb} ${what} ${objectKey(o)} by ${t.client}${verb === 'create' && t.r.kind === 'Event' ? eventSummary(o) : ''}`);
+}
+
+/** What a client's Event says, so the run's log shows it (the Event itself is served from the store, not the log). */
+function eventSummary(o: AnyObject): string {
+  const e = o as { type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } };
+  return `: ${e.type ?? ''} ${e.reason ?? ''} on ${e.involvedObject?.kind ?? ''}/${e.involvedObject?.name ?? ''}: ${e.message ?? ''}`;
 }
 
 function admitted(t: WriteTarget, name: string, next: Obj, old: Obj | undefined): Obj {

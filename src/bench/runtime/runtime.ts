@@ -143,6 +143,26 @@ export class Runtime {
   }
 
   /**
+   * Applies client writes as they arrive, and the work they cause, until `condition` holds
+   * or `wallMs` of wall time pass, with the virtual clock standing still: for what only a
+   * driver's own wall-clock timers bring (an orphan report), while the run stays the same
+   * run for a seed (no controller timer fires meanwhile).
+   */
+  async awaitClients(condition: () => boolean, wallMs: number): Promise<StopReason> {
+    const deadline = Date.now() + wallMs;
+    for (;;) {
+      await this.drain();
+      if (this.signal?.aborted) throw new Error('interrupted');
+      if (condition()) return 'condition';
+      const left = deadline - Date.now();
+      if (left <= 0) return 'deadline';
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.min(left, 200)); }), this.external.whenQueued()]);
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Keeps the cluster running with the virtual clock following wall-clock time, until
    * `until` is aborted: timers fire when their wall time comes and client writes are
    * applied as they arrive, so a person can watch and change a live cluster.

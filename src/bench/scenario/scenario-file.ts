@@ -17,12 +17,16 @@ export type WaitCondition =
   | { for: 'snapshotsReady'; names: string[] }
   | { for: 'gone'; kind: Kind; name: string }
   | { for: 'noPodsOn'; node: string }
-  | { for: 'nodeCleared'; node: string };
+  | { for: 'nodeCleared'; node: string }
+  /** An Event with this reason written through the API (by a driver): awaited in wall time, the virtual clock standing still. */
+  | { for: 'event'; reason: string; involvedKind: string | undefined };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
   | { op: 'delete'; kind: Kind; name: string; namespace: string | undefined }
   | { op: 'patch'; kind: Kind; name: string; namespace: string | undefined; merge: Record<string, unknown> }
+  /** The claim's PV loses its finalizers and is deleted, as an operator force-deletes one: no DeleteVolume follows. */
+  | { op: 'forceDeletePv'; claim: string; namespace: string | undefined }
   | { op: 'scale'; statefulSet: string; namespace: string | undefined; replicas: number }
   | { op: 'wait'; condition: WaitCondition; timeoutMs: number; label: string; paced?: boolean }
   | { op: 'advance'; ms: number }
@@ -57,6 +61,8 @@ export interface Scenario {
 
 const DEFAULT_WAIT_MS = 30 * 60_000;
 const DEFAULT_QUIET_MS = 2 * 60_000;
+/** How long a wait for a driver's Event may take in wall time: drivers' own timers run on it. */
+const DEFAULT_EVENT_WAIT_MS = 2 * 60_000;
 
 type Json = Record<string, unknown>;
 function isObject(v: unknown): v is Json {
@@ -114,7 +120,7 @@ function parsePaced(v: unknown, path: string): boolean {
 
 function parseStep(raw: unknown, where: string, dir: string, unmodelled: UnmodelledFields | undefined): Step {
   if (typeof raw === 'string' && raw === 'settle') return { op: 'wait', condition: { for: 'settled', quietMs: DEFAULT_QUIET_MS }, timeoutMs: DEFAULT_WAIT_MS, label: 'settled' };
-  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
+  if (!isObject(raw) || Object.keys(raw).length !== 1) throw new ManifestError(`${where}: a step is a mapping with one key (apply, delete, patch, forceDeletePv, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   const [op, arg] = Object.entries(raw)[0]!;
   const kindOf = (v: unknown): Kind => {
     if (!isKind(v)) throw new ManifestError(`${where}: ${op}.kind: ${JSON.stringify(v)} is not a kind the bench handles`);
@@ -132,6 +138,9 @@ function parseStep(raw: unknown, where: string, dir: string, unmodelled: Unmodel
     case 'patch':
       if (!isObject(arg) || typeof arg.name !== 'string' || !isObject(arg.merge)) throw new ManifestError(`${where}: patch: expected {kind, name, namespace?, merge: {...}}`);
       return { op, kind: kindOf(arg.kind), name: arg.name, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined, merge: arg.merge };
+    case 'forceDeletePv':
+      if (!isObject(arg) || typeof arg.claim !== 'string') throw new ManifestError(`${where}: forceDeletePv: expected {claim, namespace?}`);
+      return { op, claim: arg.claim, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined };
     case 'scale':
       if (!isObject(arg) || typeof arg.statefulset !== 'string' || typeof arg.replicas !== 'number') throw new ManifestError(`${where}: scale: expected {statefulset, replicas, namespace?}`);
       return { op, statefulSet: arg.statefulset, replicas: arg.replicas, namespace: typeof arg.namespace === 'string' ? arg.namespace : undefined };
@@ -155,13 +164,13 @@ function parseStep(raw: unknown, where: string, dir: string, unmodelled: Unmodel
     case 'mark':
       return { op, text: String(arg) };
     default:
-      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
+      throw new ManifestError(`${where}: unknown step "${op}" (apply, delete, patch, forceDeletePv, scale, wait, advance, killDriver, restartDriver, shutdownNode, taint, mark)`);
   }
 }
 
 function parseWait(arg: unknown, where: string): Step {
   const spec: Json = typeof arg === 'string' ? { for: arg } : isObject(arg) ? arg : {};
-  const timeoutMs = spec.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(spec.timeout as string);
+  const timeoutMs = spec.timeout === undefined ? (spec.for === 'event' ? DEFAULT_EVENT_WAIT_MS : DEFAULT_WAIT_MS) : parseDuration(spec.timeout as string);
   let condition: WaitCondition;
   switch (spec.for) {
     case 'settled':
@@ -188,8 +197,12 @@ function parseWait(arg: unknown, where: string): Step {
       if (typeof spec.node !== 'string') throw new ManifestError(`${where}: wait ${spec.for}: expected node`);
       condition = { for: spec.for, node: spec.node };
       break;
+    case 'event':
+      if (typeof spec.reason !== 'string') throw new ManifestError(`${where}: wait event: expected reason (and involvedKind)`);
+      condition = { for: 'event', reason: spec.reason, involvedKind: typeof spec.involvedKind === 'string' ? spec.involvedKind : undefined };
+      break;
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared, event`);
   }
   if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
   return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };

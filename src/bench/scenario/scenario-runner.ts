@@ -59,6 +59,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       return store.list('Pod').every((p) => p.spec?.nodeName !== c.node)
         && store.list('PersistentVolume').every((pv) => pvNode(pv) !== c.node)
         && store.list('CSIStorageCapacity').every((k) => !Object.values(k.nodeTopology?.matchLabels ?? {}).includes(c.node));
+    case 'event':
+      return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string } }>).some((e) => e.reason === c.reason && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes + cluster.events.events.length;
@@ -103,6 +105,15 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       if (ok === undefined) throw new Error(`patch: ${step.kind} "${step.name}" not found`);
       break;
     }
+    case 'forceDeletePv': {
+      const claim = cluster.store.get('PersistentVolumeClaim', step.claim, step.namespace ?? 'default');
+      const pv = claim?.spec?.volumeName;
+      if (pv === undefined || pv === '') throw new Error(`forceDeletePv: claim "${step.claim}" is not bound to a PV`);
+      // kubectl patch pv --type=merge -p '{"metadata":{"finalizers":null}}', then kubectl delete pv.
+      cluster.kubectl.modify('PersistentVolume', pv, undefined, (o) => { o.metadata!.finalizers = []; });
+      cluster.delete('PersistentVolume', pv, undefined);
+      break;
+    }
     case 'scale': {
       const ok = cluster.kubectl.modify('StatefulSet', step.statefulSet, step.namespace, (o) => { o.spec!.replicas = step.replicas; });
       if (ok === undefined) throw new Error(`scale: StatefulSet "${step.statefulSet}" not found`);
@@ -141,6 +152,11 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
+      if (step.condition.for === 'event') {
+        const outcome = await rt.awaitClients(() => conditionHolds(cluster, step.condition, quiet), step.timeoutMs);
+        waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
+        return;
+      }
       // A wait's own `paced` overrides the scenario's for this wait only.
       const scenarioPaced = rt.paced;
       rt.paced = step.paced ?? scenarioPaced;
