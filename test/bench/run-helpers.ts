@@ -9,6 +9,7 @@ import type { MarkSnapshot, RunResult } from '../../src/bench/scenario/run-resul
 import type { BenchEvent } from '../../src/bench/api/event-log.js';
 import { UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
+import { PERMISSIONS } from '../../src/kube/permissions.js';
 
 export const SCENARIOS = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -27,7 +28,19 @@ export async function runBuiltIn(file: string, seed?: number, overrides: { drive
   assert.deepEqual(result.teardownProblems, [], 'teardown without problems');
   assert.deepEqual(result.controllerErrors, [], 'no controller errors');
   rmdirSync(root); // empty by now (checked above); rmdir, not rm -r, so a leftover would fail loudly
+  assertDriverRequestsPermitted(result);
   return result;
+}
+
+/**
+ * Every request the run's drivers sent to its API (counted as external/lode-driver) is one
+ * src/kube/permissions.ts lists, so the ClusterRole built from that list (deploy/base/rbac.yaml,
+ * kept equal to it by test/deploy) lets it through in a cluster.
+ */
+export function assertDriverRequestsPermitted(result: RunResult): void {
+  const permitted = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${v} ${p.resource}`)));
+  const sent = result.apiRequests.filter((r) => r.client === 'external/lode-driver').map((r) => `${r.verb} ${r.resource}`);
+  assert.deepEqual([...new Set(sent)].filter((r) => !permitted.has(r)), [], 'driver requests that the driver\'s roles do not grant');
 }
 
 export function podNode(r: RunResult, pod: string): string | undefined {

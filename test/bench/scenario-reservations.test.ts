@@ -27,6 +27,8 @@ describe('04 two claims with pod reservations (driverApi)', { skip: needsRoot },
     const pod = r.pods.find((p) => p.name === 'default/db');
     assert.deepEqual(pod?.createVolumeAttempts, { 'db-data': 2, 'db-wal': 2 });
     assert.equal(r.metrics.createVolumeCalls['default/db-data'], 2);
+    // The drivers' own reads are counted (and checked against their roles by runBuiltIn).
+    assert.ok(r.apiRequests.some((x) => x.client === 'external/lode-driver' && x.verb === 'list' && x.resource === 'pods'), JSON.stringify(r.apiRequests.filter((x) => x.client.startsWith('external/'))));
     assert.match(renderSummary(r), /Pod default\/db \(Running on node-2\): 4 CreateVolume attempt\(s\) for its 2 claims \(db-data 2, db-wal 2\), 2 scheduling attempt\(s\)\./);
   });
 

@@ -183,7 +183,9 @@ test('the driver container: privileged, Bidirectional kubelet mount, /dev, pools
   assert.equal(lode.command, undefined);
   assert.equal(lode.args, undefined);
   // The request covers what the driver holds (measured: see the comment in daemonset.yaml).
-  assert.ok(parseSize(String(lode.resources?.requests?.['memory'])) >= 80 * 2 ** 20, `memory request ${String(lode.resources?.requests?.['memory'])}`);
+  // With API access the driver also holds the Kubernetes client: 117 MiB idle against 71 MiB.
+  const held = envValue(lode, 'LODE_IN_CLUSTER') === 'true' ? 125 : 80;
+  assert.ok(parseSize(String(lode.resources?.requests?.['memory'])) >= held * 2 ** 20, `memory request ${String(lode.resources?.requests?.['memory'])}`);
 });
 
 test('csi-provisioner runs per node with capacity tracking and the env it needs', { skip }, async () => {
