@@ -4,7 +4,7 @@ import { readinessProblem, readinessWarnings } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
-import { registerOrphanMetrics } from '../orphans/orphan-metrics.js';
+import { registerOrphanMetrics } from '../driver/orphans/orphan-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
 

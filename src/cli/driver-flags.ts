@@ -6,9 +6,9 @@ import type { DriverConfig } from '../driver/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
-import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../node-loss/node-loss-options.js';
-import { DEFAULT_RESERVATION_TTL_MS } from '../reservations/pod-reservations.js';
-import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../orphans/orphan-options.js';
+import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/node-loss/node-loss-options.js';
+import { DEFAULT_RESERVATION_TTL_MS } from '../driver/reservations/pod-reservations.js';
+import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 

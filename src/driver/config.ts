@@ -1,7 +1,7 @@
 // The driver's settings after flag parsing, and the topology it derives from them.
 import type { KubeOptions } from '../kube/kube-options.js';
-import type { NodeLossOptions } from '../node-loss/node-loss-options.js';
-import type { OrphanOptions } from '../orphans/orphan-options.js';
+import type { NodeLossOptions } from './node-loss/node-loss-options.js';
+import type { OrphanOptions } from './orphans/orphan-options.js';
 import type { PoolConfig } from '../pool/pool.js';
 
 export interface DriverConfig {
@@ -23,7 +23,7 @@ export interface DriverConfig {
   kube?: KubeOptions;
   /** The leader-elected node-loss handler, or undefined when it does not run (no API access, or --node-loss off). */
   nodeLoss?: NodeLossOptions;
-  /** Pod reservations (src/reservations), used only with `kube`; on by default there. */
+  /** Pod reservations (src/driver/reservations), used only with `kube`; on by default there. */
   podReservations?: { enabled: boolean; ttlMs: number };
   /** The orphan check (with API access only), or undefined when off. */
   orphans?: OrphanOptions;

@@ -1,8 +1,8 @@
 // What every CSI handler works with: settings, the volume catalog, the locks and this node's topology.
 import type { Topology } from '../csi/types.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import { CreateAnswers } from '../orphans/create-answers.js';
-import { PodReservations } from '../reservations/pod-reservations.js';
+import { CreateAnswers } from './orphans/create-answers.js';
+import { PodReservations } from './reservations/pod-reservations.js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
 import { KeyedLocks } from './locks.js';

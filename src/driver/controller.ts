@@ -132,7 +132,7 @@ export function controllerService(ctx: DriverContext) {
       // A clone of a mounted volume freezes its filesystem for the copy, as a snapshot does.
       const freezePath = source !== undefined && 'volume' in source.source && backend.snapshots !== undefined
         ? await freezePathFor(source.source.volume, backend, backend.snapshots) : undefined;
-      // The pod's other claims are reserved with this one, or this one is refused (src/reservations).
+      // The pod's other claims are reserved with this one, or this one is refused (src/driver/reservations).
       const holds = await ctx.reservations?.prepare(req.parameters, { pool: params.pool, bytes: size });
       const opts = { ...(source !== undefined ? { source: source.source } : {}), ...(freezePath !== undefined ? { freezePath } : {}), ...(holds !== undefined ? { holds } : {}) };
       // A full pool or one whose max-volume-size is smaller: answered RESOURCE_EXHAUSTED, so
@@ -217,7 +217,7 @@ export function controllerService(ctx: DriverContext) {
     await catalog.refresh(params.pool);
     await ctx.reservations?.pruneBeforeCapacity(params.pool);
     const backend = catalog.pool(params.pool);
-    // Space reserved for pods' other claims is not on offer (src/reservations).
+    // Space reserved for pods' other claims is not on offer (src/driver/reservations).
     const available = ctx.reservations?.reportedFree(params.pool) ?? catalog.availableBytes(params.pool);
     const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
     // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest

@@ -13,7 +13,7 @@ import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role'
 import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
 import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
-import { PERMISSIONS } from '../../src/kube/permissions.js';
+import { PERMISSIONS } from '../../src/driver/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseSize } from '../../src/pool/sizes.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
@@ -508,12 +508,12 @@ test('RBAC grants what the sidecars call, read from their sources, and nothing e
   assert.deepEqual(missing, [], 'needed but not granted');
 });
 
-/** The roles of the driver itself, which src/kube/permissions.ts defines; the others are the sidecars'. */
+/** The roles of the driver itself, which src/driver/api-permissions.ts defines; the others are the sidecars'. */
 function isDriverRole(o: K8sObject): boolean {
   return (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'lode-driver';
 }
 
-test('the driver\'s roles grant exactly the requests src/kube/permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
+test('the driver\'s roles grant exactly the requests src/driver/api-permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
   const objects = await rendered();
   const ds = only<IDaemonSet>(objects, 'DaemonSet');
   const expected = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) =>

@@ -13,7 +13,7 @@ import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { RequestCounts } from '../../src/bench/api/request-counts.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
 import { connectKube } from '../../src/kube/kube-client.js';
-import { EVENT_REFRESH_MS, NodeEvents } from '../../src/orphans/node-events.js';
+import { EVENT_REFRESH_MS, NodeEvents } from '../../src/driver/orphans/node-events.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'lode-orphan-parts-'));
 const clock = new VirtualClock();

@@ -15,7 +15,7 @@ import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { RequestCounts } from '../../src/bench/api/request-counts.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { available, expectCode, MiB, outcome, status, volumeRequest } from './../driver/support.js';
+import { available, expectCode, MiB, outcome, status, volumeRequest } from '../driver/support.js';
 
 const NODE = 'node-1';
 const dir = mkdtempSync(path.join(tmpdir(), 'lode-resv-'));

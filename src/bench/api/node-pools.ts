@@ -1,5 +1,5 @@
 // The `lode.csi.dev/pools` Node annotation: which Lode pools a simulated node has, of which backend, and how large each is.
-import { parseQuantity } from '../api/quantity.js';
+import { parseQuantity } from './quantity.js';
 import type { PoolSpec } from '../nodes/node-driver.js';
 
 /**

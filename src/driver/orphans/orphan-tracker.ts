@@ -1,5 +1,5 @@
 // Which of this node's volumes no PV has named for the grace period: the clock starts at the first complete list that misses a volume.
-import type { VolumeRecord } from '../pool/volume-record.js';
+import type { VolumeRecord } from '../../pool/volume-record.js';
 
 /** A volume the last complete list did not name. */
 export interface Candidate {

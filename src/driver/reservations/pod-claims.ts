@@ -1,12 +1,12 @@
 // Reads from the API which pending pods use a claim and which of their other claims this node will be asked to make, sized as CreateVolume would.
 import type { V1PersistentVolumeClaimSpec, V1Pod, V1StorageClass } from '@kubernetes/client-node';
-import type { KubeApis } from '../kube/kube-client.js';
-import { isNotFound } from '../kube/kube-errors.js';
-import type { VolumeCatalog } from '../pool/volume-catalog.js';
-import { parseSize } from '../pool/sizes.js';
-import { newVolumeBytes, volumeFsType } from '../driver/pool-fit.js';
-import { readParameters } from '../driver/parameters.js';
-import { log } from '../util/log.js';
+import type { KubeApis } from '../../kube/kube-client.js';
+import { isNotFound } from '../../kube/kube-errors.js';
+import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import { parseSize } from '../../pool/sizes.js';
+import { newVolumeBytes, volumeFsType } from '../pool-fit.js';
+import { readParameters } from '../parameters.js';
+import { log } from '../../util/log.js';
 
 /** The annotation kube-scheduler sets on a claim when it picks the node to provision it on. */
 export const SELECTED_NODE = 'volume.kubernetes.io/selected-node';

@@ -1,11 +1,11 @@
 // All-or-nothing provisioning for pods with several claims: a CreateVolume reserves the space of the pod's other claims on this node, or is refused before anything is made.
 import { status } from '@grpc/grpc-js';
-import { CsiError } from '../driver/errors.js';
-import type { KubeClient } from '../kube/kube-client.js';
-import { describeApiError, isNotFound } from '../kube/kube-errors.js';
-import { PoolFullError, type HoldStep, type VolumeCatalog } from '../pool/volume-catalog.js';
-import { formatSize } from '../pool/sizes.js';
-import { log } from '../util/log.js';
+import { CsiError } from '../errors.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { describeApiError, isNotFound } from '../../kube/kube-errors.js';
+import { PoolFullError, type HoldStep, type VolumeCatalog } from '../../pool/volume-catalog.js';
+import { formatSize } from '../../pool/sizes.js';
+import { log } from '../../util/log.js';
 import { podNeeds, type ClaimNeed, type PodNeeds } from './pod-claims.js';
 import { ReservationBook, type NewReservation, type Reservation } from './reservation-book.js';
 

@@ -1,9 +1,9 @@
 // The leader's work when a node is lost: release its opted-in volumes' claims, pods and PVs so StatefulSets start again elsewhere.
 import type { V1CSIStorageCapacity, V1PersistentVolume, V1Pod, V1StorageClass } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/kube-client.js';
-import { describeApiError, isConflict, isNotFound } from '../kube/kube-errors.js';
-import { onNodeLoss, PARAM_ON_NODE_LOSS } from '../driver/parameters.js';
-import { log } from '../util/log.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { describeApiError, isConflict, isNotFound } from '../../kube/kube-errors.js';
+import { onNodeLoss, PARAM_ON_NODE_LOSS } from '../parameters.js';
+import { log } from '../../util/log.js';
 import { NodeLossEvents } from './node-loss-events.js';
 import { CAPACITY_DRIVER_LABEL, capacityNode, lostNodes, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
 

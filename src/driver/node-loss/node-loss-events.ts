@@ -1,9 +1,9 @@
 // Events the node-loss handler leaves on each object it touches (or, in dry run, would touch), so `kubectl describe` tells why.
 import { randomBytes } from 'node:crypto';
 import type { CoreV1Event, V1ObjectMeta } from '@kubernetes/client-node';
-import type { KubeClient } from '../kube/kube-client.js';
-import { describeApiError } from '../kube/kube-errors.js';
-import { log } from '../util/log.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { describeApiError } from '../../kube/kube-errors.js';
+import { log } from '../../util/log.js';
 
 export interface Involved {
   apiVersion: string;

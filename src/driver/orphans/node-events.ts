@@ -1,8 +1,8 @@
 // Events on this node's Node object, one per subject: created once, then only refreshed so they outlive the API server's event TTL.
 import { createHash } from 'node:crypto';
-import type { KubeClient } from '../kube/kube-client.js';
-import { describeApiError, isConflict, isNotFound } from '../kube/kube-errors.js';
-import { log } from '../util/log.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { describeApiError, isConflict, isNotFound } from '../../kube/kube-errors.js';
+import { log } from '../../util/log.js';
 
 /** Events of cluster-scoped objects live here, as the recorders of kubelet and the controllers put them. */
 export const EVENT_NAMESPACE = 'default';

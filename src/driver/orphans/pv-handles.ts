@@ -1,6 +1,6 @@
 // The volume handles this driver's PersistentVolumes name, read in full or not at all: a list that fails part-way is no answer.
-import type { KubeClient } from '../kube/kube-client.js';
-import { describeApiError } from '../kube/kube-errors.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { describeApiError } from '../../kube/kube-errors.js';
 
 /** PVs per page: a bounded answer per request however many PVs the cluster has. */
 export const PV_PAGE_SIZE = 500;

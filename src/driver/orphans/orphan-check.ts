@@ -1,9 +1,9 @@
 // Each node's periodic look for its orphaned volumes: compare the catalog with the PVs, report what no PV names for the grace period, delete only when asked.
-import type { DriverContext } from '../driver/context.js';
-import { holdersOf } from '../driver/controller.js';
-import type { KubeClient } from '../kube/kube-client.js';
-import { formatSize } from '../pool/sizes.js';
-import { log } from '../util/log.js';
+import type { DriverContext } from '../context.js';
+import { holdersOf } from '../controller.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { formatSize } from '../../pool/sizes.js';
+import { log } from '../../util/log.js';
 import { NodeEvents } from './node-events.js';
 import type { OrphanOptions } from './orphan-options.js';
 import { checkable, OrphanTracker, type Candidate } from './orphan-tracker.js';

@@ -1,6 +1,6 @@
 // The orphan check's figures as Prometheus series on the driver's registry, read from the check at scrape time.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { PoolStatsSource } from '../pool/pool-stats.js';
+import type { PoolStatsSource } from '../../pool/pool-stats.js';
 import type { OrphanFigures } from './orphan-check.js';
 
 export const ORPHAN_METRIC_NAMES = {

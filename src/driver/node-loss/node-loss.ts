@@ -1,7 +1,7 @@
 // Runs the node-loss handler on whichever node's driver holds the Lease, one pass per period, and stops it when leadership ends.
-import type { KubeClient } from '../kube/kube-client.js';
-import { LeaseElector } from '../kube/leader-election.js';
-import { log } from '../util/log.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { LeaseElector } from '../../kube/leader-election.js';
+import { log } from '../../util/log.js';
 import { describePassError, NodeLossHandler, type NodeLossIdentity } from './node-loss-handler.js';
 import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js';
 

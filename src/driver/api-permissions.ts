@@ -1,5 +1,5 @@
 // Every API request the driver makes, by feature: the source of the driver's ClusterRole in deploy/base/rbac.yaml, which a test keeps equal to it.
-import { nodeLossLeaseName } from '../node-loss/node-loss-options.js';
+import { nodeLossLeaseName } from './node-loss/node-loss-options.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 

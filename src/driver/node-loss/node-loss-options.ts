@@ -1,5 +1,5 @@
 // Settings of the node-loss handler: whether it acts or only reports, where its Lease lives, and how often it looks.
-import type { LeaseTimings } from '../kube/leader-election.js';
+import type { LeaseTimings } from '../../kube/leader-election.js';
 
 /** off: not run; dry-run: elected, but only reports what it would do; on: acts (on opted-in classes only). */
 export type NodeLossMode = 'off' | 'dry-run' | 'on';
