@@ -3,16 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ObjectStore } from '../../src/bench/api/object-store.js';
-import { EventLog } from '../../src/bench/api/event-log.js';
-import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { Runtime } from '../../src/bench/runtime/runtime.js';
-import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { RequestCounts } from '../../src/bench/api/request-counts.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 import { connectKube } from '../../src/kube/kube-client.js';
 import { KubeUnavailableError } from '../../src/kube/kube-errors.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
@@ -20,14 +15,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, existsSync } from 'node:fs';
 import { LODE_CLI } from '../helpers/driver-harness.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lode-kube-'));
-const clock = new VirtualClock();
-const store = new ObjectStore(clock);
-const runtime = new Runtime(clock);
-const stopHold = new AbortController();
-const seen: string[] = [];
-const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 20, onRequest: (client, verb, resource) => seen.push(`${client} ${verb} ${resource}`) });
-let held: Promise<void>;
+const api = new ApiCluster({ historyLimit: 20, dirPrefix: 'lode-kube-' });
+const { store, dir } = api;
+const seen = api.requests;
 let benchConfig = '';
 
 /** An HTTP server answering every request with `status`, or never answering when status is 0. */
@@ -51,18 +41,13 @@ function kubeconfigFor(name: string, url: string): string {
 }
 
 before(async () => {
-  const base = await server.start();
-  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
-  held = runtime.hold(stopHold.signal);
+  await api.start();
   store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
-  benchConfig = kubeconfigFor('bench', base);
+  benchConfig = api.kubeconfig;
 });
 
 after(async () => {
-  stopHold.abort();
-  await held;
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 describe('API access of the driver', () => {

@@ -7,7 +7,7 @@ import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
 import { LeaseElector, type LeaseTimings } from '../../src/kube/leader-election.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
-import { ApiCluster, until } from '../node-loss/api-cluster.js';
+import { ApiCluster, until } from '../helpers/api-cluster.js';
 
 const TIMINGS: LeaseTimings = { leaseDurationSeconds: 2, renewDeadlineMs: 1_500, retryPeriodMs: 100 };
 let cluster: ApiCluster;

@@ -1,44 +1,24 @@
 // The orphan check's flags, and its Events against the bench's API server: one per subject, found again by a restarted driver.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import * as path from 'node:path';
-import { ObjectStore } from '../../src/bench/api/object-store.js';
-import { EventLog } from '../../src/bench/api/event-log.js';
-import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { Runtime } from '../../src/bench/runtime/runtime.js';
-import { ApiServer } from '../../src/bench/apiserver/server.js';
-import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { RequestCounts } from '../../src/bench/api/request-counts.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 import { connectKube } from '../../src/kube/kube-client.js';
 import { EVENT_REFRESH_MS, NodeEvents } from '../../src/driver/orphans/node-events.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'lode-orphan-parts-'));
-const clock = new VirtualClock();
-const store = new ObjectStore(clock);
-const runtime = new Runtime(clock);
-const stopHold = new AbortController();
-const requests: string[] = [];
-const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 100, onRequest: (client, verb, resource) => requests.push(`${client} ${verb} ${resource}`) });
-let held: Promise<void>;
+const api = new ApiCluster({ historyLimit: 100, dirPrefix: 'lode-orphan-parts-' });
+const { store, requests } = api;
 let config = '';
 
 before(async () => {
-  const base = await server.start();
-  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
-  held = runtime.hold(stopHold.signal);
+  await api.start();
   store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-ev' } });
-  config = path.join(dir, 'kubeconfig');
-  writeKubeconfig(config, base);
+  config = api.kubeconfig;
 });
 
 after(async () => {
-  stopHold.abort();
-  await held;
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 describe('orphan flags', () => {

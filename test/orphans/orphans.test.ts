@@ -3,33 +3,20 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { ObjectStore } from '../../src/bench/api/object-store.js';
-import { EventLog } from '../../src/bench/api/event-log.js';
-import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { Runtime } from '../../src/bench/runtime/runtime.js';
-import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { RequestCounts } from '../../src/bench/api/request-counts.js';
 import { ORPHAN_METRIC_NAMES } from '../../src/driver/orphans/orphan-metrics.js';
 import { PV_PAGE_SIZE } from '../../src/driver/orphans/pv-handles.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { findSamples, parseExposition, sampleValue, type Sample } from '../metrics/prom-text.js';
 import { createVolume, exists, httpGet, logEntries, metricsPort, MiB, mountAt, stageAndPublish, teardown } from '../driver/support.js';
 
 const DRIVER = 'lode.csi.dev';
-const dir = mkdtempSync(path.join(tmpdir(), 'lode-orphans-'));
-const clock = new VirtualClock();
-const store = new ObjectStore(clock);
-const events = new EventLog(() => clock.now());
-const runtime = new Runtime(clock);
-const stopHold = new AbortController();
-const requests: string[] = [];
-const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 5_000, onRequest: (client, verb, resource) => requests.push(`${client} ${verb} ${resource}`) });
-let held: Promise<void>;
+// A long watch history: the fault test lists more than 600 PVs.
+const api = new ApiCluster({ driverName: DRIVER, historyLimit: 5_000, dirPrefix: 'lode-orphans-' });
+const { store, events, requests, dir } = api;
 
 /**
  * A fake at the process boundary: sits between the driver and the real bench API server and
@@ -134,9 +121,8 @@ async function listedIds(h: DriverHarness): Promise<string[]> {
 }
 
 before(async () => {
-  const base = await server.start();
-  server.attach({ store, events, clock, external: runtime.external, driverName: DRIVER, requests: new RequestCounts() });
-  held = runtime.hold(stopHold.signal);
+  await api.start();
+  const base = api.url;
   for (const name of ['node-orphans', 'node-faults']) store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name } });
   proxy = new FaultyApi(new URL(base));
   await proxy.start();
@@ -147,11 +133,8 @@ before(async () => {
 });
 
 after(async () => {
-  stopHold.abort();
-  await held;
   await proxy.close();
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 describe('orphaned volumes', { skip: process.getuid?.() !== 0 ? 'the driver needs root' : false }, () => {

@@ -3,29 +3,17 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
-import { ObjectStore } from '../../src/bench/api/object-store.js';
-import { EventLog } from '../../src/bench/api/event-log.js';
-import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { Runtime } from '../../src/bench/runtime/runtime.js';
-import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { RequestCounts } from '../../src/bench/api/request-counts.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, expectCode, MiB, outcome, status, volumeRequest } from '../driver/support.js';
 
 const NODE = 'node-1';
-const dir = mkdtempSync(path.join(tmpdir(), 'lode-resv-'));
-const clock = new VirtualClock();
-const store = new ObjectStore(clock);
-const runtime = new Runtime(clock);
-const stopHold = new AbortController();
-const seen: string[] = [];
-const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 50, onRequest: (client, verb, resource) => seen.push(`${client} ${verb} ${resource}`) });
-let held: Promise<void>;
+const api = new ApiCluster({ historyLimit: 50, dirPrefix: 'lode-resv-' });
+const { store, dir } = api;
+const seen = api.requests;
 let kubeconfig = '';
 const drivers: DriverHarness[] = [];
 
@@ -74,14 +62,11 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void> }> 
 }
 
 before(async () => {
-  const url = await server.start();
-  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
-  held = runtime.hold(stopHold.signal);
+  await api.start();
   store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } });
   store.create('StorageClass', { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'lode-local' }, provisioner: 'lode.csi.dev', parameters: { pool: 'local' }, volumeBindingMode: 'WaitForFirstConsumer' });
   store.create('StorageClass', { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'other' }, provisioner: 'other.csi.dev' });
-  kubeconfig = path.join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, url);
+  kubeconfig = api.kubeconfig;
 });
 
 afterEach(async () => {
@@ -94,10 +79,7 @@ afterEach(async () => {
 });
 
 after(async () => {
-  stopHold.abort();
-  await held;
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await api.stop();
 });
 
 describe('pod reservations', () => {

@@ -10,29 +10,48 @@ import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { RequestCounts } from '../../src/bench/api/request-counts.js';
 
+export interface ApiClusterOptions {
+  driverName?: string;
+  /** Watch history the server keeps (a test that lists thousands of objects needs more). */
+  historyLimit?: number;
+  /** Prefix of the scratch directory that holds the kubeconfig. */
+  dirPrefix?: string;
+}
+
 export class ApiCluster {
   readonly clock = new VirtualClock();
   readonly store = new ObjectStore(this.clock);
+  readonly events = new EventLog(() => this.clock.now());
   private readonly runtime = new Runtime(this.clock);
   private readonly hold = new AbortController();
-  /** Every request served, as "client verb resource". */
+  /** Every request served, as "client verb resource" (client: the User-Agent's first word). */
   readonly requests: string[] = [];
-  private readonly server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 200, onRequest: (client, verb, resource) => this.requests.push(`${client} ${verb} ${resource}`) });
+  private readonly server: ApiServer;
   private held: Promise<void> | undefined;
-  readonly dir = mkdtempSync(path.join(tmpdir(), 'lode-nodeloss-'));
+  readonly dir: string;
+  /** A kubeconfig for the server, once started. */
   kubeconfig = '';
-  /** The server's base URL. */
+  /** The server's base URL, once started. */
   url = '';
 
+  /** Objects may go into `store` before start(); the server listens only then. */
+  constructor(private readonly opts: ApiClusterOptions = {}) {
+    this.server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: opts.historyLimit ?? 200, onRequest: (client, verb, resource) => this.requests.push(`${client} ${verb} ${resource}`) });
+    this.dir = mkdtempSync(path.join(tmpdir(), opts.dirPrefix ?? 'lode-api-'));
+  }
+
   static async start(driverName = 'lode.csi.dev'): Promise<ApiCluster> {
-    const c = new ApiCluster();
-    const base = await c.server.start();
-    c.server.attach({ store: c.store, events: new EventLog(() => c.clock.now()), clock: c.clock, external: c.runtime.external, driverName, requests: new RequestCounts() });
-    c.held = c.runtime.hold(c.hold.signal);
-    c.url = base;
-    c.kubeconfig = path.join(c.dir, 'kubeconfig');
-    writeKubeconfig(c.kubeconfig, base);
+    const c = new ApiCluster({ driverName });
+    await c.start();
     return c;
+  }
+
+  async start(): Promise<void> {
+    this.url = await this.server.start();
+    this.server.attach({ store: this.store, events: this.events, clock: this.clock, external: this.runtime.external, driverName: this.opts.driverName ?? 'lode.csi.dev', requests: new RequestCounts() });
+    this.held = this.runtime.hold(this.hold.signal);
+    this.kubeconfig = path.join(this.dir, 'kubeconfig');
+    writeKubeconfig(this.kubeconfig, this.url);
   }
 
   async stop(): Promise<void> {
