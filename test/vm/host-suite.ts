@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test';
 import * as path from 'node:path';
 import type { GuestTestResult } from './guest-reporter.js';
 import { checkPrerequisites, describeMissing, type Tool } from './prerequisites.js';
+import { guestCost } from './guest-costs.js';
 import { runInVm, type GuestFileResult, type VmOptions, type VmRun } from './vm.js';
 
 /** Tools the storage tests run in the guest, by the Debian package that has them. */
@@ -83,7 +84,7 @@ export async function reportGuestFile(t: TestContext, f: GuestFileResult): Promi
 
 export interface VmSuiteOptions extends Omit<VmOptions, 'host'> {
   tools?: readonly Tool[];
-  /** VMs booted at once, each running every n-th file (default: LODE_VM_PARALLEL, else 2). */
+  /** VMs booted at once, sharing the files by their expected guest time (default: LODE_VM_PARALLEL, else 2). */
   parallel?: number;
 }
 
@@ -99,11 +100,29 @@ export function vmParallelism(env: NodeJS.ProcessEnv = process.env): number {
   return Number(raw);
 }
 
-/** Deals `files` round-robin into `n` groups: file i runs in VM i mod n, as its (i div n)-th file. */
-export function dealFiles<T>(files: readonly T[], n: number): T[][] {
-  const groups: T[][] = Array.from({ length: Math.max(1, Math.min(n, files.length)) }, () => []);
-  files.forEach((f, i) => groups[i % groups.length]!.push(f));
-  return groups;
+/**
+ * Shares `files` among `n` VMs so their expected guest times come out even: longest first, each
+ * to the VM with the least so far (the VMs run side by side, so the slowest one is the wait).
+ * Returns, per file in the order given, its VM and its place in that VM's list.
+ */
+export function dealFiles(files: readonly string[], n: number, cost: (file: string) => number = guestCost): { groups: string[][]; place: Array<{ vm: number; index: number }> } {
+  const count = Math.max(1, Math.min(n, files.length));
+  const load = new Array<number>(count).fill(0);
+  const vmOf = new Map<number, number>();
+  const order = files.map((f, i) => ({ i, c: cost(f) })).sort((a, b) => b.c - a.c || a.i - b.i);
+  for (const { i, c } of order) {
+    const vm = load.indexOf(Math.min(...load));
+    vmOf.set(i, vm);
+    load[vm] = (load[vm] ?? 0) + c;
+  }
+  const groups: string[][] = Array.from({ length: count }, () => []);
+  // Within a VM the files keep the order given, so its log reads in the same order as the tests.
+  const place = files.map((f, i) => {
+    const vm = vmOf.get(i) ?? 0;
+    groups[vm]!.push(f);
+    return { vm, index: groups[vm]!.length - 1 };
+  });
+  return { groups, place };
 }
 
 /**
@@ -113,15 +132,14 @@ export function dealFiles<T>(files: readonly T[], n: number): T[][] {
 export function vmTestFiles(files: readonly string[], opts: VmSuiteOptions = {}): void {
   const pre = checkPrerequisites(opts.tools ?? STORAGE_TOOLS);
   const skip = !pre.ok && !underCi() ? describeMissing(pre) : false;
-  const groups = dealFiles(files, opts.parallel ?? vmParallelism());
+  const { groups, place } = dealFiles(files, opts.parallel ?? vmParallelism());
   // Two guests share the host's cores, so a file may take longer than alone; the bound is
   // there to catch a hang, not to time a file.
   const fileTimeoutMs = opts.fileTimeoutMs ?? (groups.length > 1 ? 420_000 : undefined);
   let runs: Promise<VmRun>[] | undefined;
   const cwd = opts.cwd ?? process.cwd();
   for (const [i, file] of files.entries()) {
-    const g = i % groups.length;
-    const j = Math.floor(i / groups.length);
+    const { vm: g, index: j } = place[i]!;
     test(`in the VM: ${path.relative(cwd, path.resolve(cwd, file))}`, { skip }, async (t) => {
       if (!pre.ok) throw new Error(describeMissing(pre));
       // Every VM boots with the first test, so they run side by side while the tests report in order.

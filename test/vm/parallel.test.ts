@@ -2,11 +2,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dealFiles, vmParallelism } from './host-suite.js';
+import { guestCost } from './guest-costs.js';
 
-test('files are dealt round-robin, every file once, in order within each VM; never more VMs than files', () => {
-  assert.deepEqual(dealFiles(['a', 'b', 'c', 'd', 'e'], 2), [['a', 'c', 'e'], ['b', 'd']]);
-  assert.deepEqual(dealFiles(['a'], 2), [['a']]);
-  assert.deepEqual(dealFiles(['a', 'b'], 1), [['a', 'b']]);
+test('files are shared so the VMs\' expected times come out even, each once, in the given order within a VM', () => {
+  const costs: Record<string, number> = { a: 10, b: 9, c: 2, d: 1, e: 8 };
+  const { groups, place } = dealFiles(['a', 'b', 'c', 'd', 'e'], 2, (f) => costs[f] ?? 0);
+  // Longest first to the emptier VM: a, b, then e joins b (9 < 10), c and d join a.
+  assert.deepEqual(groups, [['a', 'c', 'd'], ['b', 'e']]);
+  assert.deepEqual(place, [{ vm: 0, index: 0 }, { vm: 1, index: 0 }, { vm: 0, index: 1 }, { vm: 0, index: 2 }, { vm: 1, index: 1 }]);
+  assert.deepEqual(dealFiles(['a'], 2).groups, [['a']], 'never more VMs than files');
+  assert.deepEqual(dealFiles(['a', 'b'], 1).groups, [['a', 'b']]);
+});
+
+test('a guest file not in the cost table counts as a middling one, by its name wherever it was built', () => {
+  assert.ok(guestCost('/x/dist/test/vm-guest/conformance-lvm-thick-growth.test.js') > guestCost('/y/dist/test/vm-guest/xfs-project-quota.test.js'));
+  assert.equal(guestCost('/z/dist/test/vm-guest/not-yet-measured.test.js'), 120);
 });
 
 test('LODE_VM_PARALLEL picks how many VMs run at once (default 2) and refuses nonsense', () => {
