@@ -163,9 +163,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   if (!isLogLevel(logLevel)) throw new Error(`--log-level "${logLevel}" is not one of debug, info, warn, error`);
   const metricsAddress = values['metrics-address'] ?? env.LODE_METRICS_ADDRESS;
   const refresh = values['capacity-refresh'] ?? env.LODE_CAPACITY_REFRESH ?? '30';
-  if (!/^\d+$/.test(refresh) || Number(refresh) < 1 || Number(refresh) > 86_400) {
-    throw new Error(`--capacity-refresh "${refresh}" must be a whole number of seconds from 1 to 86400`);
-  }
+  const refreshSeconds = wholeSeconds('capacity-refresh', refresh, 1, 86_400);
   const kube = kubeOptions(values, env);
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
@@ -179,7 +177,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
-      capacityRefreshSeconds: Number(refresh),
+      capacityRefreshSeconds: refreshSeconds,
     },
     logLevel,
     ...(chosen ? { poolFile: chosen.file } : {}),
@@ -192,10 +190,7 @@ function reservationOptions(values: { 'pod-reservations'?: string; 'reservation-
   if (enabled !== 'true' && enabled !== 'false') throw new Error(`--pod-reservations "${enabled}" must be true or false`);
   const ttl = values['reservation-ttl'] ?? (env.LODE_RESERVATION_TTL || undefined);
   if (ttl !== undefined && !api) throw new Error('--reservation-ttl needs --in-cluster or --kubeconfig (pod reservations read the API)');
-  if (ttl !== undefined && (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 3600)) {
-    throw new Error(`--reservation-ttl "${ttl}" must be a whole number of seconds from 1 to 3600`);
-  }
-  return { enabled: enabled === 'true', ttlMs: ttl !== undefined ? Number(ttl) * 1000 : DEFAULT_RESERVATION_TTL_MS };
+  return { enabled: enabled === 'true', ttlMs: ttl !== undefined ? wholeSeconds('reservation-ttl', ttl, 1, 3600) * 1000 : DEFAULT_RESERVATION_TTL_MS };
 }
 
 /** The API access asked for, or undefined: the driver then runs with no API at all, as before. */
@@ -209,12 +204,10 @@ function kubeOptions(values: { 'in-cluster'?: boolean; kubeconfig?: string; 'api
     return undefined;
   }
   if (kubeconfig !== undefined && !path.isAbsolute(kubeconfig)) throw new Error(`--kubeconfig "${kubeconfig}" must be an absolute path`);
-  if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > 60)) {
-    throw new Error(`--api-timeout "${timeout}" must be a whole number of seconds from 1 to 60`);
-  }
+  const timeoutMs = timeout !== undefined ? wholeSeconds('api-timeout', timeout, 1, 60) * 1000 : DEFAULT_API_TIMEOUT_MS;
   return {
     source: kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' },
-    callTimeoutMs: timeout !== undefined ? Number(timeout) * 1000 : DEFAULT_API_TIMEOUT_MS,
+    callTimeoutMs: timeoutMs,
   };
 }
 
@@ -223,11 +216,10 @@ type NodeLossValues = {
   'leader-renew-deadline'?: string; 'leader-retry-period'?: string; 'node-loss-period'?: string;
 };
 
-/** Seconds (decimals allowed when `whole` is false) from 0.1 to 3600, as milliseconds. */
-function seconds(flag: string, value: string, whole: boolean): number {
-  const ok = whole ? /^\d+$/.test(value) : /^\d+(\.\d+)?$/.test(value);
+/** Seconds, decimals allowed, from 0.1 to 3600, as milliseconds. */
+function decimalSeconds(flag: string, value: string): number {
   const n = Number(value);
-  if (!ok || n < (whole ? 1 : 0.1) || n > 3600) throw new Error(`--${flag} "${value}" must be ${whole ? 'a whole number of seconds from 1' : 'a number of seconds from 0.1'} to 3600`);
+  if (!/^\d+(\.\d+)?$/.test(value) || n < 0.1 || n > 3600) throw new Error(`--${flag} "${value}" must be a number of seconds from 0.1 to 3600`);
   return Math.round(n * 1000);
 }
 
@@ -247,13 +239,13 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   const retry = pick('leader-retry-period', 'LODE_LEADER_RETRY_PERIOD');
   const period = pick('node-loss-period', 'LODE_NODE_LOSS_PERIOD');
   const timings = {
-    leaseDurationSeconds: duration !== undefined ? seconds('leader-lease-duration', duration, true) / 1000 : DEFAULT_LEASE_TIMINGS.leaseDurationSeconds,
-    renewDeadlineMs: deadline !== undefined ? seconds('leader-renew-deadline', deadline, false) : DEFAULT_LEASE_TIMINGS.renewDeadlineMs,
-    retryPeriodMs: retry !== undefined ? seconds('leader-retry-period', retry, false) : DEFAULT_LEASE_TIMINGS.retryPeriodMs,
+    leaseDurationSeconds: duration !== undefined ? wholeSeconds('leader-lease-duration', duration, 1, 3600) : DEFAULT_LEASE_TIMINGS.leaseDurationSeconds,
+    renewDeadlineMs: deadline !== undefined ? decimalSeconds('leader-renew-deadline', deadline) : DEFAULT_LEASE_TIMINGS.renewDeadlineMs,
+    retryPeriodMs: retry !== undefined ? decimalSeconds('leader-retry-period', retry) : DEFAULT_LEASE_TIMINGS.retryPeriodMs,
   };
   const problem = leaseTimingsProblem(timings);
   if (problem !== undefined) throw new Error(`leader election: ${problem} (--leader-lease-duration ${timings.leaseDurationSeconds}, --leader-renew-deadline ${timings.renewDeadlineMs / 1000}, --leader-retry-period ${timings.retryPeriodMs / 1000})`);
-  const periodMs = period !== undefined ? seconds('node-loss-period', period, false) : DEFAULT_NODE_LOSS_PERIOD_MS;
+  const periodMs = period !== undefined ? decimalSeconds('node-loss-period', period) : DEFAULT_NODE_LOSS_PERIOD_MS;
   if (mode === 'off') return undefined;
   return { mode, namespace, timings, periodMs };
 }
