@@ -1,11 +1,12 @@
 // Events on this node's Node object, one per subject: created once, then only refreshed so they outlive the API server's event TTL.
 import { createHash } from 'node:crypto';
+import { CLUSTER_EVENT_NAMESPACE, eventBody } from '../../kube/event-body.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { describeApiError, isConflict, isNotFound } from '../../kube/kube-errors.js';
 import { log } from '../../util/log.js';
 
 /** Events of cluster-scoped objects live here, as the recorders of kubelet and the controllers put them. */
-export const EVENT_NAMESPACE = 'default';
+export const EVENT_NAMESPACE = CLUSTER_EVENT_NAMESPACE;
 
 /** The component named as the Events' source. */
 export const EVENT_COMPONENT = 'lode-driver';
@@ -79,18 +80,9 @@ export class NodeEvents {
     try {
       await this.kube.bounded(`create event ${EVENT_NAMESPACE}/${name}`, (a) => a.core.createNamespacedEvent({
         namespace: EVENT_NAMESPACE,
-        body: {
-          apiVersion: 'v1', kind: 'Event',
-          metadata: { name, namespace: EVENT_NAMESPACE },
-          // The node's name as its uid, as kubelet's own Events on the Node carry it: kubectl
-          // describe node looks for both that and the Node's real uid.
-          involvedObject: { apiVersion: 'v1', kind: 'Node', name: this.nodeId, uid: this.nodeId },
-          type, reason, message,
-          source: { component: EVENT_COMPONENT, host: this.nodeId },
-          reportingComponent: EVENT_COMPONENT,
-          reportingInstance: this.nodeId,
-          firstTimestamp: at, lastTimestamp: at, count: 1,
-        },
+        // The node's name as its uid, as kubelet's own Events on the Node carry it: kubectl
+        // describe node looks for both that and the Node's real uid.
+        body: eventBody({ name, about: { apiVersion: 'v1', kind: 'Node', name: this.nodeId, uid: this.nodeId }, type, reason, message, component: EVENT_COMPONENT, host: this.nodeId, at }),
       }));
     } catch (err) {
       // Written by an earlier run of this driver: the same subject, so refresh it instead.
