@@ -1,6 +1,8 @@
 // Test support: the bench's real API server over a real object store, held open for drivers and clients to talk to.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { ObjectStore } from '../../src/bench/api/object-store.js';
 import { EventLog } from '../../src/bench/api/event-log.js';
@@ -69,4 +71,18 @@ export async function until(what: string, check: () => boolean, boundMs = 30_000
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A fake API server (a process boundary we do not own): an HTTP server answering every request with `status`, or never answering when status is 0. */
+export async function stubApiServer(status: number): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const s = http.createServer((_, res) => {
+    if (status === 0) return;
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, message: 'stub' }));
+  });
+  s.on('connection', (c) => { sockets.add(c); c.on('close', () => sockets.delete(c)); });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  return { url: `http://127.0.0.1:${port}`, open: () => sockets.size, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
 }

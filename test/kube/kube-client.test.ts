@@ -1,13 +1,11 @@
 // The driver's API door against a real HTTP server: credentials checked at start, its own User-Agent, every request bounded.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { ApiCluster } from '../helpers/api-cluster.js';
+import { ApiCluster, stubApiServer } from '../helpers/api-cluster.js';
 import { connectKube } from '../../src/kube/kube-client.js';
 import { KubeUnavailableError } from '../../src/kube/kube-errors.js';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
@@ -20,19 +18,6 @@ const { store, dir } = api;
 const seen = api.requests;
 let benchConfig = '';
 
-/** An HTTP server answering every request with `status`, or never answering when status is 0. */
-async function stubServer(status: number): Promise<{ url: string; open(): number; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const s = http.createServer((_, res) => {
-    if (status === 0) return;
-    res.writeHead(status, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: status, message: 'stub' }));
-  });
-  s.on('connection', (c) => { sockets.add(c); c.on('close', () => sockets.delete(c)); });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, open: () => sockets.size, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
-}
 
 function kubeconfigFor(name: string, url: string): string {
   const file = path.join(dir, name);
@@ -61,7 +46,7 @@ describe('API access of the driver', () => {
 
   it('stops the start with a message naming the cause when the credentials are rejected or lack the permission', async () => {
     for (const [status, words] of [[401, /rejected the credentials \(401/], [403, /forbidden \(403\).*rbac/]] as const) {
-      const stub = await stubServer(status);
+      const stub = await stubApiServer(status);
       try {
         await assert.rejects(connectKube({ source: { kind: 'kubeconfig', path: kubeconfigFor(`s${status}`, stub.url) }, callTimeoutMs: 1_000 }, 'node-1', '1'), words);
       } finally {
@@ -72,7 +57,7 @@ describe('API access of the driver', () => {
   });
 
   it('starts through an API outage, and a request that gets no answer fails within its bound', async () => {
-    const stub = await stubServer(0);
+    const stub = await stubApiServer(0);
     try {
       const kube = await connectKube({ source: { kind: 'kubeconfig', path: kubeconfigFor('silent', stub.url) }, callTimeoutMs: 300 }, 'node-1', '1');
       const started = Date.now();
@@ -91,7 +76,7 @@ describe('API access of the driver', () => {
 
 describe('lode driver with API access', () => {
   it('exits 1 on rejected credentials, saying so, before it opens a pool or its socket', async () => {
-    const stub = await stubServer(401);
+    const stub = await stubApiServer(401);
     const pool = mkdtempSync(path.join(dir, 'pool-'));
     const sock = path.join(dir, 'csi.sock');
     try {

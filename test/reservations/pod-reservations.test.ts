@@ -1,12 +1,10 @@
 // All-or-nothing provisioning for pods with several claims: a real driver on a loop pool, its API a real bench API server over a real object store.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { ApiCluster } from '../helpers/api-cluster.js';
+import { ApiCluster, stubApiServer } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, expectCode, MiB, outcome, status, volumeRequest } from '../driver/support.js';
 
@@ -49,16 +47,6 @@ function createFor(h: DriverHarness, claimName: string, mi: number) {
 async function deleteAll(h: DriverHarness): Promise<void> {
   const listed = await h.client.listVolumes({});
   for (const e of listed.entries ?? []) await h.client.deleteVolume({ volume_id: e.volume!.volume_id });
-}
-
-/** An HTTP server that accepts connections and never answers: an API server that hangs. */
-async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const s = http.createServer(() => { /* never answers */ });
-  s.on('connection', (c) => { sockets.add(c); c.on('close', () => sockets.delete(c)); });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { for (const c of sockets) c.destroy(); s.close(() => r()); }) };
 }
 
 before(async () => {
@@ -205,7 +193,7 @@ describe('pod reservations', () => {
   });
 
   it('an API that does not answer: the volume is made alone, as without API access, within the bounded wait', async () => {
-    const silent = await silentServer();
+    const silent = await stubApiServer(0);
     try {
       const file = path.join(dir, 'silent');
       writeKubeconfig(file, silent.url);
