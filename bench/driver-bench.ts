@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CsiClient } from '../src/csi/client.js';
+import { ApiCluster } from '../test/helpers/api-cluster.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
 
@@ -41,35 +42,16 @@ async function createThroughput(client: CsiClient, prefix: string, count: number
  * objects), measured once its start-up requests are done.
  */
 async function idleWithApiAccess(): Promise<number> {
-  const { ObjectStore } = await import('../src/bench/api/object-store.js');
-  const { EventLog } = await import('../src/bench/api/event-log.js');
-  const { VirtualClock } = await import('../src/bench/clock/virtual-clock.js');
-  const { Runtime } = await import('../src/bench/runtime/runtime.js');
-  const { ApiServer } = await import('../src/bench/apiserver/server.js');
-  const { writeKubeconfig } = await import('../src/bench/apiserver/kubeconfig.js');
-  const { RequestCounts } = await import('../src/bench/api/request-counts.js');
-  const clock = new VirtualClock();
-  const store = new ObjectStore(clock);
-  const runtime = new Runtime(clock);
-  const server = new ApiServer({ host: '127.0.0.1', port: 0, historyLimit: 100 });
-  const stop = new AbortController();
-  const base = await server.start();
-  server.attach({ store, events: new EventLog(() => clock.now()), clock, external: runtime.external, driverName: 'lode.csi.dev', requests: new RequestCounts() });
-  const held = runtime.hold(stop.signal);
-  store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-api' } });
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-api-'));
-  const kubeconfig = path.join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, base);
-  const h = await DriverHarness.start({ nodeId: 'node-api', pools: [{ name: 'fast', size: '1Gi' }], extraArgs: ['--kubeconfig', kubeconfig] });
+  const api = new ApiCluster({ dirPrefix: 'lode-bench-api-' });
+  api.store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-api' } });
+  await api.start();
+  const h = await DriverHarness.start({ nodeId: 'node-api', pools: [{ name: 'fast', size: '1Gi' }], extraArgs: ['--kubeconfig', api.kubeconfig] });
   try {
     await new Promise((r) => setTimeout(r, 5_000));
     return await rssMiB(h.proc);
   } finally {
     await h.cleanup();
-    stop.abort();
-    await held;
-    await server.close();
-    await fs.rm(dir, { recursive: true, force: true });
+    await api.stop();
   }
 }
 
