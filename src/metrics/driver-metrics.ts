@@ -23,6 +23,8 @@ export const METRIC_NAMES = {
   poolInfo: 'lode_pool_info',
   thinDataUsed: 'lode_thin_pool_data_used_ratio',
   thinMetadataUsed: 'lode_thin_pool_metadata_used_ratio',
+  limitEscapable: 'lode_pool_limit_escapable',
+  limitEscapes: 'lode_volume_limit_escapes_total',
 } as const;
 
 // From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
@@ -90,6 +92,27 @@ export class DriverMetrics implements RpcObserver {
     // Only for pools whose volumes are thin: a full thin pool fails writes inside every pod on it.
     this.poolGauge(METRIC_NAMES.thinDataUsed, 'How full the thin pool\'s data is, 0 to 1 (lvm thin pools only).', (p) => p.thinPool && p.thinPool.dataPercent / 100);
     this.poolGauge(METRIC_NAMES.thinMetadataUsed, 'How full the thin pool\'s metadata is, 0 to 1 (lvm thin pools only).', (p) => p.thinPool && p.thinPool.metadataPercent / 100);
+    // Always present, so "which pools trust their tenants" is one query; the log and docs say how.
+    this.poolGauge(
+      METRIC_NAMES.limitEscapable,
+      '1 when a writer of a volume can put more than the volume\'s size onto the pool (a quota directory on a shared filesystem), 0 when each volume is a device or filesystem of its own size.',
+      (p) => (p.escapableBy !== undefined ? 1 : 0),
+    );
+    this.limitEscapesCounter();
+  }
+
+  /** A counter whose value the pools keep (it restarts with the driver, as a counter may). */
+  private limitEscapesCounter(): void {
+    const counter: Counter<'pool' | 'backend'> = new Counter({
+      name: METRIC_NAMES.limitEscapes,
+      help: 'Writers found past their volume\'s limit (a subvolume made outside it) and put back under it, since the driver started.',
+      labelNames: ['pool', 'backend'],
+      registers: [this.registry],
+      collect: () => {
+        counter.reset();
+        for (const pool of this.scrapeSnapshot ?? this.pools.poolStats()) counter.inc({ pool: pool.name, backend: pool.backend }, pool.limitEscapes ?? 0);
+      },
+    });
   }
 
   /**

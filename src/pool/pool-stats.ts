@@ -14,6 +14,14 @@ export interface PoolStats {
   dataPath: string;
   /** Snapshots the pool holds and the bytes charged for them (part of `allocatedBytes`); set by the volume core. */
   snapshots?: { count: number; chargedBytes: number };
+  /**
+   * How a writer of a volume can put more than the volume's size onto this pool, when it can
+   * (a directory on a shared filesystem); undefined = it cannot (each volume is a device or a
+   * filesystem of its own size).
+   */
+  escapableBy?: string;
+  /** Writers found past their volume's limit, and put back under it, since the driver started. */
+  limitEscapes?: number;
   /** A thin pool's fullness, in percent, for pools whose volumes are thin. */
   thinPool?: { dataPercent: number; metadataPercent: number };
 }

@@ -46,6 +46,20 @@ export async function createSubvolume(p: string): Promise<void> {
   await run('btrfs', ['subvolume', 'create', p]);
 }
 
+/**
+ * Every subvolume of the filesystem mounted at `mountPoint`, by its path from the filesystem's
+ * top level ("/pool/volumes/v1"), with its id: one query.
+ */
+export async function listSubvolumes(mountPoint: string): Promise<Map<string, number>> {
+  const { stdout } = await run('btrfs', ['subvolume', 'list', mountPoint]);
+  const ids = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    const m = /^ID (\d+) .* path (.+)$/.exec(line);
+    if (m?.[1] !== undefined && m[2] !== undefined) ids.set(path.posix.join('/', m[2]), Number(m[1]));
+  }
+  return ids;
+}
+
 /** The subvolume id of the subvolume holding `p` (its qgroup is 0/<id>). */
 export async function subvolumeId(p: string): Promise<number> {
   const { stdout } = await run('btrfs', ['inspect-internal', 'rootid', p]);
@@ -73,38 +87,104 @@ export async function deleteSubvolumeTree(p: string, toHostPath: (fsPath: string
   await run('btrfs', ['subvolume', 'delete', '--commit-after', p]);
 }
 
-/** Sets the referenced-bytes limit of the subvolume at `p`; undefined removes it. */
-export async function setQgroupLimit(p: string, bytes: number | undefined): Promise<void> {
-  await run('btrfs', ['qgroup', 'limit', bytes === undefined ? 'none' : String(bytes), p]);
+/**
+ * Sets the referenced-bytes limit (or with `exclusive` the exclusive-bytes one) of the
+ * subvolume at `p`, or with `qgroup` of that qgroup of the filesystem holding `p`; undefined
+ * removes it.
+ */
+export async function setQgroupLimit(p: string, bytes: number | undefined, qgroup?: string, exclusive = false): Promise<void> {
+  await run('btrfs', ['qgroup', 'limit', ...(exclusive ? ['-e'] : []), bytes === undefined ? 'none' : String(bytes), ...(qgroup !== undefined ? [qgroup] : []), p]);
+}
+
+/** The qgroup id of level 1 and number `n` ("1/<n>"): a group that holds level-0 qgroups (subvolumes) as members. */
+export const groupQgroup = (n: number): string => `1/${n}`;
+/** The level-0 qgroup of the subvolume with id `id`: "0/<id>". */
+export const subvolumeQgroup = (id: number): string => `0/${id}`;
+
+/** Makes the qgroup `qgroup` on the filesystem holding `p`; one that exists already is not an error. */
+export async function createQgroup(qgroup: string, p: string): Promise<void> {
+  await tolerating(/File exists/i, run('btrfs', ['qgroup', 'create', qgroup, p]));
+}
+
+/** Removes the qgroup `qgroup` (it must have no members); one already gone is not an error. */
+export async function destroyQgroup(qgroup: string, p: string): Promise<void> {
+  await tolerating(/No such file or directory/i, run('btrfs', ['qgroup', 'destroy', qgroup, p]));
+}
+
+/**
+ * Makes `child` a member of `parent`, whose limits then also hold everything `child` holds; a
+ * relation that exists already is not an error. With full qgroups and a child already holding
+ * data, btrfs-progs starts a rescan so the parent's figures count it.
+ */
+export async function assignQgroup(child: string, parent: string, p: string): Promise<void> {
+  await tolerating(/File exists/i, run('btrfs', ['qgroup', 'assign', child, parent, p]));
+}
+
+/** Ends the membership of `child` in `parent`; one that does not exist is not an error. */
+export async function removeQgroupRelation(child: string, parent: string, p: string): Promise<void> {
+  await tolerating(/No such file or directory|not found/i, run('btrfs', ['qgroup', 'remove', child, parent, p]));
+}
+
+async function tolerating(benign: RegExp, call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof ExecError && benign.test(err.stderr)) return;
+    throw err;
+  }
+}
+
+/**
+ * How the filesystem holding `mountPoint` accounts quotas: "simple" (squota, Linux 6.7 and
+ * later: extents charged to the subvolume that wrote them, and a subvolume made inside another
+ * joins its parent's groups by itself) or "full" (every extent tracked; a new subvolume joins
+ * no group unless its creator names one). Kernels before 6.7 know only full qgroups and have
+ * no sysfs entry for the mode.
+ */
+export async function btrfsQuotaMode(mountPoint: string): Promise<'simple' | 'full'> {
+  const { stdout } = await run('btrfs', ['filesystem', 'show', mountPoint]);
+  const uuid = /uuid:\s*([0-9a-f-]{36})/i.exec(stdout)?.[1];
+  if (uuid === undefined) throw new Error(`btrfs printed no filesystem uuid for ${mountPoint}: ${stdout.trim()}`);
+  const mode = await fs.readFile(`/sys/fs/btrfs/${uuid}/qgroups/mode`, 'utf8').catch(() => 'qgroup');
+  return mode.trim() === 'squota' ? 'simple' : 'full';
 }
 
 export interface QgroupFigures {
-  /** Bytes the subvolume refers to (its files, shared extents included). */
+  /** Bytes the qgroup refers to (its files, shared extents included). */
   referencedBytes: number;
   exclusiveBytes: number;
   /** The referenced limit; undefined = none. */
   limitBytes: number | undefined;
+  /** The exclusive limit; undefined = none. */
+  exclusiveLimitBytes: number | undefined;
+  /** The qgroups this one is a member of ("1/256", ...). */
+  parents: string[];
 }
 
-/** Lines of `btrfs qgroup show --raw -re`: "0/<id> referenced exclusive max_referenced max_exclusive [path]". */
-const QGROUP_LINE = /^0\/(\d+)\s+(\d+)\s+(\d+)\s+(\d+|none)\s+(\d+|none)\b/;
+/**
+ * Lines of `btrfs qgroup show --raw -re -p`: "<level>/<id> referenced exclusive max_referenced
+ * max_exclusive parents [path]", parents "-" or a comma-separated list.
+ */
+const QGROUP_LINE = /^(\d+\/\d+)\s+(\d+)\s+(\d+)\s+(\d+|none)\s+(\d+|none)\s+(\S+)/;
 
-/** Figures of every level-0 qgroup (one per subvolume) of the filesystem holding `p`, by subvolume id. */
-export async function qgroupReport(p: string): Promise<Map<number, QgroupFigures>> {
-  const { stdout } = await run('btrfs', ['qgroup', 'show', '--raw', '-re', p]);
+/** Figures of every qgroup (level 0: one per subvolume; level 1: groups) of the filesystem holding `p`, by qgroup id. */
+export async function qgroupReport(p: string): Promise<Map<string, QgroupFigures>> {
+  const { stdout } = await run('btrfs', ['qgroup', 'show', '--raw', '-re', '-p', p]);
   return parseQgroupReport(stdout);
 }
 
-/** Reads `btrfs qgroup show --raw -re` output. */
-export function parseQgroupReport(stdout: string): Map<number, QgroupFigures> {
-  const figures = new Map<number, QgroupFigures>();
+/** Reads `btrfs qgroup show --raw -re -p` output. */
+export function parseQgroupReport(stdout: string): Map<string, QgroupFigures> {
+  const figures = new Map<string, QgroupFigures>();
   for (const line of stdout.split('\n')) {
     const m = QGROUP_LINE.exec(line.trim());
-    if (!m) continue;
-    figures.set(Number(m[1]), {
+    if (!m?.[1] || m[6] === undefined) continue;
+    figures.set(m[1], {
       referencedBytes: Number(m[2]),
       exclusiveBytes: Number(m[3]),
       limitBytes: m[4] === 'none' ? undefined : Number(m[4]),
+      exclusiveLimitBytes: m[5] === 'none' ? undefined : Number(m[5]),
+      parents: m[6] === '-' ? [] : m[6].split(',').filter((q) => /^\d+\/\d+$/.test(q)),
     });
   }
   return figures;
@@ -113,7 +193,7 @@ export function parseQgroupReport(stdout: string): Map<number, QgroupFigures> {
 /** The qgroup figures of the subvolume whose root is `p`. */
 export async function qgroupOf(p: string): Promise<QgroupFigures> {
   const id = await subvolumeId(p);
-  const figures = (await qgroupReport(p)).get(id);
+  const figures = (await qgroupReport(p)).get(subvolumeQgroup(id));
   if (figures === undefined) throw new Error(`btrfs has no qgroup for subvolume ${id} (${p})`);
   return figures;
 }

@@ -26,14 +26,18 @@ test('xfs_quota report -p -b -N -n: KiB figures by project id, a removed limit a
   assert.equal(parseProjectReport('\n').size, 0);
 });
 
-test('btrfs qgroup show --raw -re: level-0 qgroups with "none" for no limit, header lines ignored', () => {
+test('btrfs qgroup show --raw -re -p: qgroups of both levels with "none" for no limit and their parents, header lines ignored', () => {
   const r = parseQgroupReport([
-    'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive   Path ',
-    '--------    ----------    ---------  --------------  -------------   ---- ',
-    '0/5              16384        16384            none           none   <toplevel>',
-    '0/256         67092480     67092480        67108864           none   pool/volumes/v1',
+    'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive Parent     Path ',
+    '--------    ----------    ---------  --------------  ------------- ------     ---- ',
+    '0/5              16384        16384            none           none -          <toplevel>',
+    '0/256         67092480     67092480        67108864           none 1/256      pool/volumes/v1',
+    '0/257             4096         4096            8192           4096 1/256,1/300 pool/volumes/v1/nested',
+    '1/256         67096576     67096576        67108864           none -          <0 member qgroups>',
   ].join('\n'));
-  assert.deepEqual(r.get(5), { referencedBytes: 16384, exclusiveBytes: 16384, limitBytes: undefined });
-  assert.deepEqual(r.get(256), { referencedBytes: 67092480, exclusiveBytes: 67092480, limitBytes: 67108864 });
-  assert.equal(r.size, 2);
+  assert.deepEqual(r.get('0/5'), { referencedBytes: 16384, exclusiveBytes: 16384, limitBytes: undefined, exclusiveLimitBytes: undefined, parents: [] });
+  assert.deepEqual(r.get('0/256'), { referencedBytes: 67092480, exclusiveBytes: 67092480, limitBytes: 67108864, exclusiveLimitBytes: undefined, parents: ['1/256'] });
+  assert.deepEqual(r.get('0/257'), { referencedBytes: 4096, exclusiveBytes: 4096, limitBytes: 8192, exclusiveLimitBytes: 4096, parents: ['1/256', '1/300'] });
+  assert.deepEqual(r.get('1/256'), { referencedBytes: 67096576, exclusiveBytes: 67096576, limitBytes: 67108864, exclusiveLimitBytes: undefined, parents: [] });
+  assert.equal(r.size, 4);
 });

@@ -15,6 +15,7 @@ import { DirSnapshots } from './dir-snapshots.js';
 import { ProjectIds } from './project-ids.js';
 import { ProjectQuotaMethod, recordedProjectId } from './project-quota-method.js';
 import type { QuotaMethod, VolumesPlace } from './quota-method.js';
+import { log } from '../../util/log.js';
 
 const NEEDS = 'the dir backend needs XFS mounted with prjquota, ext4 with the project and quota features mounted with prjquota, or btrfs with quotas enabled';
 
@@ -38,6 +39,11 @@ export class DirBackend implements DirectoryBackend {
   private used = new Map<string, number>();
   private fsTotalBytes = 0;
   private fsFreeBytes = 0;
+  /** How a writer can get past its volume's limit on this filesystem; known once open. */
+  private escapable: string | undefined;
+  /** Volumes whose writers a survey found past their limit (and put back under it), with what was found. */
+  private readonly caught = new Map<string, string>();
+  private caughtCount = 0;
   /** Snapshots, restores and clones: btrfs snapshots, or copies of the tree. */
   readonly snapshots: DirSnapshots;
 
@@ -85,6 +91,10 @@ export class DirBackend implements DirectoryBackend {
     const off = await method.unenforced();
     if (off !== undefined) throw new Error(`pool ${this.config.name}: ${off}; ${NEEDS}`);
     this.fsType = method.fsType;
+    this.escapable = await method.escapableBy();
+    // Said at every start, never silently: the operator decides whether the pool's users are trusted that far.
+    log('warn', 'a volume\'s writers can get past its limit on this pool\'s filesystem', { pool: this.config.name, fsType: method.fsType, how: this.escapable, help: 'docs/backends.md, "What holds a volume\'s writers"' });
+    await method.prepare(records, (r) => this.directory(r));
     this.ids.clear();
     this.held.clear();
     this.used = new Map();
@@ -146,6 +156,8 @@ export class DirBackend implements DirectoryBackend {
       volumes,
       quarantinedVolumes,
       dataPath: 'native',
+      ...(this.escapable !== undefined ? { escapableBy: this.escapable } : {}),
+      limitEscapes: this.caughtCount,
     };
   }
 
@@ -156,7 +168,13 @@ export class DirBackend implements DirectoryBackend {
     this.fsFreeBytes = s.bavail * s.bsize;
     if (this.fsType === undefined) return;
     const { method } = await this.mechanism();
-    this.used = await method.usedBytes(new Map([...this.held].map(([id, h]) => [id, h.projectId])));
+    const { used, caught } = await method.survey(new Map([...this.held].map(([id, h]) => [id, h.projectId])));
+    this.used = used;
+    for (const [id, found] of caught) {
+      this.caughtCount += 1;
+      this.caught.set(id, `${found} (${new Date().toISOString()})`);
+      log('error', 'a volume\'s writer got past its limit; put back under it', { pool: this.config.name, volume: id, found });
+    }
   }
 
   async allocate(record: VolumeRecord): Promise<void> {
@@ -185,6 +203,7 @@ export class DirBackend implements DirectoryBackend {
     await method.remove(dir, record);
     this.held.delete(record.id);
     this.used.delete(record.id);
+    this.caught.delete(record.id);
     const projectId = recordedProjectId(record);
     if (projectId !== undefined) this.ids.free(projectId);
   }
@@ -244,9 +263,12 @@ export class DirBackend implements DirectoryBackend {
     return MiB;
   }
 
-  /** Nothing short of a problem makes one of these volumes abnormal. */
-  async warning(): Promise<string | undefined> {
-    return undefined;
+  /**
+   * A volume whose writer was caught past its limit stays abnormal (kubelet turns that into an
+   * Event on the pod) until it is deleted: its tenant found a way out once.
+   */
+  async warning(record: VolumeRecord): Promise<string | undefined> {
+    return this.caught.get(record.id);
   }
 
   async healthy(): Promise<string | undefined> {

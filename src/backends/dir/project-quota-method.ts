@@ -7,7 +7,7 @@ import {
   directoryProject, projectFigures, projectQuotaHowTo, projectQuotaState, projectReport, setDirectoryProject, setProjectLimit, type ProjectQuotaFsType,
 } from '../../sys/project-quota.js';
 import { PROJECT_ID_FIRST, PROJECT_ID_LAST } from './project-ids.js';
-import { LIMIT_GRANULE, type FoundDirectory, type QuotaMethod, type VolumesPlace } from './quota-method.js';
+import { LIMIT_GRANULE, type FoundDirectory, type QuotaMethod, type Survey, type VolumesPlace } from './quota-method.js';
 
 /** The project id the core recorded for the volume at assign time. */
 export function recordedProjectId(record: VolumeRecord): number | undefined {
@@ -90,13 +90,26 @@ export class ProjectQuotaMethod implements QuotaMethod {
     return { projectId, bytes: f.hardLimitBytes > 0 ? f.hardLimitBytes : f.usedBytes };
   }
 
-  async usedBytes(volumes: ReadonlyMap<string, number | undefined>): Promise<Map<string, number>> {
+  /**
+   * The owner of a file may set its project id (FS_IOC_FSSETXATTR; `chattr -p`, `xfs_io -c
+   * chproj`) with no privilege, unless it runs in a user namespace, and nothing on the
+   * filesystem says which files left which volume: no survey can find them short of walking
+   * every tree. So this is said, not caught.
+   */
+  async escapableBy(): Promise<string> {
+    return 'a writer can set the quota project id of a file it owns (chattr -p, allowed to the owner outside a user namespace), which moves the file out of its volume\'s limit, or into another volume\'s; pods with hostUsers: false cannot';
+  }
+
+  async prepare(): Promise<void> {}
+
+  async survey(volumes: ReadonlyMap<string, number | undefined>): Promise<Survey> {
     const ids = [...volumes.values()].filter((id): id is number => id !== undefined);
     const used = new Map<string, number>();
-    if (ids.length === 0) return used;
+    const caught = new Map<string, string>();
+    if (ids.length === 0) return { used, caught };
     const report = await projectReport(this.fsType, this.mountPoint, Math.min(...ids), Math.max(...ids));
     for (const [volume, id] of volumes) if (id !== undefined) used.set(volume, report.get(id)?.usedBytes ?? 0);
-    return used;
+    return { used, caught };
   }
 
   async projectIdsInUse(): Promise<number[]> {

@@ -44,13 +44,31 @@ export interface QuotaMethod {
   /** What a directory with no record holds (read only). */
   inspect(dir: string): Promise<FoundDirectory>;
   /**
+   * How a writer of a volume can put more than the volume's size onto the pool despite this
+   * mechanism, in a sentence for logs, metrics and Events; known once the pool is open. Every
+   * mechanism of a shared filesystem has such a way (measured in the conformance suite's
+   * writers case), so it is never empty.
+   */
+  escapableBy(): Promise<string>;
+  /** Brings the limits of volumes recorded by an earlier version to what this one keeps; nothing else runs meanwhile. */
+  prepare(records: readonly VolumeRecord[], dirOf: (r: VolumeRecord) => string): Promise<void>;
+  /**
    * Bytes each volume has written as far as the pool's headroom goes (btrfs: its exclusive
    * bytes, since a rewrite of extents it shares takes new space; a project: its blocks), by
-   * volume id (given with its project id, if any), from one query of the whole filesystem.
+   * volume id (given with its project id, if any), from one query of the whole filesystem; and
+   * the volumes whose writers were found past their limit, and were put back under it, by this
+   * survey, each with what was found.
    */
-  usedBytes(volumes: ReadonlyMap<string, number | undefined>): Promise<Map<string, number>>;
+  survey(volumes: ReadonlyMap<string, number | undefined>): Promise<Survey>;
   /** Project ids in Lode's range that the filesystem already counts or limits (none for btrfs). */
   projectIdsInUse(): Promise<number[]>;
+}
+
+/** What one survey of the filesystem found. */
+export interface Survey {
+  used: Map<string, number>;
+  /** Volume id -> what a writer had put outside the volume's limit, now back under it. */
+  caught: Map<string, string>;
 }
 
 /** Limits within this many bytes of the capacity count as equal: the filesystems keep them in blocks of up to 4 KiB. */
