@@ -28,6 +28,13 @@ export interface FixtureCapabilities {
    * filesystem grow by NodeExpandVolume (a quota limit change); false for a block device.
    */
   onlineGrowth: boolean;
+  /**
+   * How far a volume's limit holds its own writers (the writers case): 'bounded', no way past
+   * it (a device or filesystem of its own); 'caught', the filesystem has a way past it that the
+   * driver finds and closes at its next refresh (btrfs subvolumes); 'said', a way past it the
+   * driver cannot see, which the pool declares (project ids of XFS and ext4).
+   */
+  writers: 'bounded' | 'caught' | 'said';
   /** The pool snapshots, restores and clones; omitted = it cannot, and the snapshot cases are not registered. */
   snapshots?: {
     /** A volume can be deleted while it has snapshots (they do not depend on it). */

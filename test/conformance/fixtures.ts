@@ -35,7 +35,7 @@ export const loopFixture: BackendFixture = {
   async setup(): Promise<PoolMedium> {
     return { pool: { size: '1Gi' }, cleanup: async () => undefined };
   },
-  capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, snapshots: { independent: true } },
+  capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, writers: 'bounded', snapshots: { independent: true } },
   async damage(poolDir, volumeId) {
     // What a careless rm or a replaced disk does: the loop device keeps the unlinked file open.
     await fs.rm(path.join(poolDir, 'volumes', `${volumeId}.img`));
@@ -63,6 +63,8 @@ export interface QuotaFilesystem {
   /** Tools the medium and the backend need besides mount and losetup. */
   commands: readonly string[];
   damage(poolDir: string, volumeId: string): Promise<void>;
+  /** How far the filesystem's limits hold a volume's writers (FixtureCapabilities.writers). */
+  writers: 'caught' | 'said';
   /** A further reason not to run (e.g. only inside the test VM). */
   unavailable?(): Promise<string | undefined>;
 }
@@ -108,7 +110,7 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
     // No freeze: a directory volume's filesystem is the pool's own, shared by every volume. The
     // freeze failpoint under each name it has had (one for both copies, or a snapshot's and a clone's).
     capabilities: {
-      rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true,
+      rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true, writers: q.writers,
       snapshots: { independent: true, notReached: ['copy:frozen', 'snapshot:frozen', 'clone:frozen'] },
     },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
@@ -130,27 +132,58 @@ async function isSubvolume(dir: string): Promise<boolean> {
 /**
  * btrfs: one subvolume per volume with a qgroup limit. Damage deletes the volume's subvolume
  * (or directory); where btrfs refuses that, it removes the limit, which is as much a broken
- * volume for a backend that promises one.
+ * volume for a backend that promises one. Full qgroups unless a fixture switches on simple ones.
  */
-export const dirBtrfsFixture: BackendFixture = quotaDirFixture({
-  name: 'dir-btrfs',
-  fsType: 'btrfs',
-  imageMiB: 1024,
-  poolSize: '768Mi',
-  mkfs: ['mkfs.btrfs', '-q', '-f'],
-  mountOptions: [],
-  enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', mountPoint]); },
-  commands: ['mkfs.btrfs', 'btrfs'],
-  async damage(poolDir, volumeId) {
-    const dir = path.join(poolDir, 'volumes', volumeId);
-    if (!(await isSubvolume(dir))) {
-      await fs.rm(dir, { recursive: true });
-      return;
-    }
-    try {
-      await run('btrfs', ['subvolume', 'delete', dir]);
-    } catch {
-      await run('btrfs', ['qgroup', 'limit', 'none', dir]);
-    }
+function dirBtrfsQuota(): QuotaFilesystem {
+  return {
+    name: 'dir-btrfs',
+    fsType: 'btrfs',
+    imageMiB: 1024,
+    poolSize: '768Mi',
+    mkfs: ['mkfs.btrfs', '-q', '-f'],
+    mountOptions: [],
+    enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', mountPoint]); },
+    commands: ['mkfs.btrfs', 'btrfs'],
+    writers: 'caught',
+    async damage(poolDir, volumeId) {
+      const dir = path.join(poolDir, 'volumes', volumeId);
+      if (!(await isSubvolume(dir))) {
+        await fs.rm(dir, { recursive: true });
+        return;
+      }
+      try {
+        await run('btrfs', ['subvolume', 'delete', dir]);
+      } catch {
+        await run('btrfs', ['qgroup', 'limit', 'none', dir]);
+      }
+    },
+  };
+}
+
+export const dirBtrfsFixture: BackendFixture = quotaDirFixture(dirBtrfsQuota());
+
+/**
+ * Why btrfs simple quotas (squota) cannot be had here, or undefined: the kernel needs 6.7 or
+ * later, btrfs-progs 6.7 or later to switch them on (Debian bookworm has 6.2, its backports
+ * 6.14, which .ci/run installs).
+ */
+export async function simpleQuotasMissing(): Promise<string | undefined> {
+  const [major = 0, minor = 0] = (await fs.readFile('/proc/sys/kernel/osrelease', 'utf8')).split('.').map((n) => Number.parseInt(n, 10));
+  if (major < 6 || (major === 6 && minor < 7)) return `this kernel (${major}.${minor}) has no btrfs simple quotas (6.7 and later)`;
+  const help = await run('btrfs', ['quota', 'enable', '--help']).then((r) => r.stdout + r.stderr, (err: unknown) => String(err));
+  if (!help.includes('--simple')) return 'btrfs-progs cannot switch on simple quotas (6.7 and later can: apt-get install -t bookworm-backports btrfs-progs)';
+  return undefined;
+}
+
+/** btrfs with simple quotas: each volume's subvolume under a qgroup of its own that subvolumes made inside it join. */
+export const dirBtrfsSimpleFixture: BackendFixture = quotaDirFixture({
+  ...dirBtrfsQuota(),
+  name: 'dir-btrfs-simple',
+  enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', '--simple', mountPoint]); },
+  async unavailable() {
+    const missing = await simpleQuotasMissing();
+    // CI installs what it needs: a missing one there is a broken set-up, not a skip.
+    if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI=true: ${missing}`);
+    return missing;
   },
 });

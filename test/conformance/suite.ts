@@ -13,6 +13,7 @@ import {
 import { LIFECYCLE_FAILPOINTS, registerCrashPoints } from './crash-points.js';
 import { crashSlice } from './crash-slice.js';
 import { registerSnapshotCases, SNAPSHOT_FAILPOINTS } from './snapshot-cases.js';
+import { registerWriterCases } from './writer-cases.js';
 import type { BackendFixture } from './fixture.js';
 
 /** Filesystems some backend offers; each one a fixture does not list must be refused. */
@@ -20,7 +21,7 @@ const KNOWN_FS_TYPES = ['ext4', 'xfs', 'btrfs', 'ext3', 'vfat'];
 
 type Body = (t: TestContext) => Promise<void>;
 
-export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'crash-points', 'snapshots', 'snapshot-crash-points'] as const;
+export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'writers', 'crash-points', 'snapshots', 'snapshot-crash-points'] as const;
 export type CaseName = (typeof CASES)[number];
 
 export interface ConformanceOptions {
@@ -270,6 +271,8 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
       await teardown(c.h, v.id, 'restart');
       await assertNothingLeft(c, before);
     }));
+
+    if (wanted.has('writers')) registerWriterCases(fixture, guarded);
 
     if (wanted.has('crash-points')) {
       const slice = crashSlice(options.failpoints ?? LIFECYCLE_FAILPOINTS.map(([point]) => point), options.crashSlice);

@@ -90,7 +90,7 @@ function lvmFixture(name: string, o: LvmMediumOptions, snapshots: FixtureCapabil
       current = await lvmMedium(o);
       return current;
     },
-    capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, snapshots },
+    capabilities: { rawBlock: true, fsTypes: ['ext4', 'xfs'], onlineGrowth: false, writers: 'bounded', snapshots },
     /**
      * What an operator's slip does to a logical volume: an unused one is removed, one in use
      * (LVM refuses to remove it) renamed away, which the returned step removes once unmounted.

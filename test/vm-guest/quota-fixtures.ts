@@ -21,6 +21,7 @@ export const dirXfsFixture: BackendFixture = quotaDirFixture({
   mountOptions: ['prjquota'],
   commands: ['mkfs.xfs', 'xfs_quota', 'xfs_io'],
   damage: removeVolumeDirectory,
+  writers: 'said',
   unavailable: async () => guestOnly || undefined,
 });
 
@@ -33,6 +34,7 @@ export const dirExt4Fixture: BackendFixture = quotaDirFixture({
   mountOptions: ['prjquota'],
   commands: ['mkfs.ext4', 'xfs_quota', 'xfs_io'],
   damage: removeVolumeDirectory,
+  writers: 'said',
   unavailable: async () => guestOnly || undefined,
 });
 

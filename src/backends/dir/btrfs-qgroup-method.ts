@@ -139,10 +139,12 @@ export class BtrfsQgroupMethod implements QuotaMethod {
 
   /** The figures of the volume whose subvolume is `dir`, with every subvolume made inside it; undefined when btrfs has none. */
   private async treeFigures(dir: string): Promise<QgroupFigures | undefined> {
-    const [id, subvolumes, report] = await Promise.all([subvolumeId(dir), listSubvolumes(this.mountPoint), qgroupReport(this.mountPoint)]);
+    const [id, report] = await Promise.all([subvolumeId(dir), qgroupReport(this.mountPoint)]);
     const own = report.get(subvolumeQgroup(id));
     const group = report.get(groupQgroup(id));
     if (group !== undefined || own === undefined) return group ?? own;
+    // No group adds them up (full qgroups): the subvolumes below the volume's own are found by path.
+    const subvolumes = await listSubvolumes(this.mountPoint);
     const rootPath = [...subvolumes].find(([, sid]) => sid === id)?.[0];
     const nested = rootPath === undefined ? [] : [...subvolumes].filter(([p]) => p.startsWith(`${rootPath}/`)).map(([, sid]) => report.get(subvolumeQgroup(sid)));
     return sumFigures(own, nested);
