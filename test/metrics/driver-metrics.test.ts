@@ -40,6 +40,22 @@ test('thin pool fullness is a ratio per thin pool, and no series for pools witho
   }
 });
 
+test('escapable limits: 1 for a pool that declares a way past a volume\'s size, 0 otherwise; caught escapes as a counter of every pool', async () => {
+  const pools = threePools();
+  pools.pools[1] = { ...pools.pools[1]!, escapableBy: 'a subvolume made inside the volume', limitEscapes: 2 };
+  const s = parseExposition(await new DriverMetrics(pools, { driverName: 'lode.csi.dev', nodeId: 'node-a' }).metrics());
+  assert.equal(sampleValue(s, METRIC_NAMES.limitEscapable, { pool: 'bulk', backend: 'dir' }), 1);
+  assert.equal(sampleValue(s, METRIC_NAMES.limitEscapable, { pool: 'fast' }), 0, 'present at 0, so an alert needs no absent()');
+  assert.equal(sampleValue(s, METRIC_NAMES.limitEscapes, { pool: 'bulk', backend: 'dir' }), 2);
+  assert.equal(sampleValue(s, METRIC_NAMES.limitEscapes, { pool: 'thin' }), 0);
+});
+
+test('every metric this module defines is in the metrics table of docs/operations.md', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const doc = await readFile(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+  for (const name of Object.values(METRIC_NAMES)) assert.match(doc, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `${name} has a row`);
+});
+
 test('pool gauges report what the pool source says at scrape time', async () => {
   const pools = threePools();
   const metrics = new DriverMetrics(pools, { driverName: 'lode.csi.dev', nodeId: 'node-a' });
