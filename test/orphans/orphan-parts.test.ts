@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
 import { ApiCluster } from '../helpers/api-cluster.js';
 import { connectKube } from '../../src/kube/kube-client.js';
-import { EVENT_REFRESH_MS, NodeEvents } from '../../src/driver/orphans/node-events.js';
+import { EVENT_REFRESH_MS, NodeEvents } from '../../src/kube/node-events.js';
 
 const api = new ApiCluster({ historyLimit: 100, dirPrefix: 'lode-orphan-parts-' });
 const { store, requests } = api;

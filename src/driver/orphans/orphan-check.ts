@@ -4,7 +4,7 @@ import { holdersOf } from '../controller.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { formatSize } from '../../pool/sizes.js';
 import { log } from '../../util/log.js';
-import { NodeEvents } from './node-events.js';
+import { NodeEvents } from '../../kube/node-events.js';
 import type { OrphanOptions } from './orphan-options.js';
 import { checkable, OrphanTracker, type Candidate } from './orphan-tracker.js';
 import { namedVolumes, PvListError } from './pv-handles.js';

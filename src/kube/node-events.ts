@@ -1,9 +1,9 @@
 // Events on this node's Node object, one per subject: created once, then only refreshed so they outlive the API server's event TTL.
 import { createHash } from 'node:crypto';
-import { CLUSTER_EVENT_NAMESPACE, eventBody } from '../../kube/event-body.js';
-import type { KubeClient } from '../../kube/kube-client.js';
-import { describeApiError, isConflict, isNotFound } from '../../kube/kube-errors.js';
-import { log } from '../../util/log.js';
+import { CLUSTER_EVENT_NAMESPACE, eventBody } from './event-body.js';
+import type { KubeClient } from './kube-client.js';
+import { describeApiError, isConflict, isNotFound } from './kube-errors.js';
+import { log } from '../util/log.js';
 
 /** Events of cluster-scoped objects live here, as the recorders of kubelet and the controllers put them. */
 export const EVENT_NAMESPACE = CLUSTER_EVENT_NAMESPACE;
