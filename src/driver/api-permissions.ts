@@ -3,7 +3,7 @@ import { nodeLossLeaseName } from './node-loss/node-loss-options.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
-export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'orphans';
+export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'orphans' | 'limit-reports';
 
 export interface Permission {
   feature: ApiFeature;
@@ -41,4 +41,5 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'pod-reservations', group: '', resource: 'persistentvolumes', verbs: ['get'], why: 'whether a bound sibling\'s volume is this driver\'s on another node' },
   { feature: 'orphans', group: '', resource: 'persistentvolumes', verbs: ['list'], why: 'the volume handles the PVs name, to find this node\'s volumes that no PV names' },
   { feature: 'orphans', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per orphaned volume, refreshed (patched) so it outlives the event TTL' },
+  { feature: 'limit-reports', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per pool whose volumes\' writers can get past their limits, and per volume whose writer did, refreshed (patched) likewise' },
 ];

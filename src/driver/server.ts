@@ -8,6 +8,7 @@ import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
 import { startNodeLoss } from './node-loss/node-loss.js';
+import { LimitReports } from './limit-reports.js';
 import { OrphanCheck } from './orphans/orphan-check.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
@@ -120,8 +121,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   await fs.chmod(socketPath, 0o660);
   // Capacity and metrics follow other writers of the pools' disks between calls too. unref:
   // the timer never keeps a stopping process alive.
-  const refresher = setInterval(() => void catalog.refreshAll(), config.capacityRefreshSeconds * 1000);
+  const limits = kube !== undefined ? new LimitReports(catalog, kube, config.nodeId) : undefined;
+  const refresher = setInterval(() => void catalog.refreshAll().then(() => limits?.round()), config.capacityRefreshSeconds * 1000);
   refresher.unref();
+  void limits?.round();
   const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
     ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss)
     : undefined;

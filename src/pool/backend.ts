@@ -80,6 +80,11 @@ interface BackendCore {
    */
   warning(record: VolumeRecord): Promise<string | undefined>;
   /**
+   * Volumes whose writers were found past their limit since start (and put back under it), by
+   * volume id, with what was found; absent on backends where no writer can get past one.
+   */
+  limitEscapes?(): ReadonlyMap<string, string>;
+  /**
    * Bytes every volume size is a multiple of (an LVM extent); sizes are chosen and capacity
    * answered in whole units, so the ledger holds exactly what the storage takes.
    */

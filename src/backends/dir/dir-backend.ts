@@ -263,6 +263,10 @@ export class DirBackend implements DirectoryBackend {
     return MiB;
   }
 
+  limitEscapes(): ReadonlyMap<string, string> {
+    return this.caught;
+  }
+
   /**
    * A volume whose writer was caught past its limit stays abnormal (kubelet turns that into an
    * Event on the pod) until it is deleted: its tenant found a way out once.
