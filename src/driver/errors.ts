@@ -3,7 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../pool/quarantine.js';
 import { SnapshotRefusedError } from '../pool/snapshot-refused.js';
 import { PoolFullError, VolumeTooLargeError } from '../pool/volume-catalog.js';
-import { NotEmpty, PathRefused } from '../sys/beneath.js';
+import { NotEmpty, PathChanged, PathRefused } from '../sys/beneath.js';
 import { ExecError } from '../sys/exec.js';
 
 /** An error whose gRPC status code is decided where it is raised. */
@@ -33,6 +33,9 @@ export function toStatus(err: unknown): { code: status; details: string } {
   // A stage or publish path that cannot be used beneath its root is always the caller's path.
   if (err instanceof PathRefused) return { code: status.INVALID_ARGUMENT, details: err.message };
   if (err instanceof NotEmpty) return { code: status.FAILED_PRECONDITION, details: err.message };
+  // Someone changed the path while the call used it (a component swapped, removed, recreated):
+  // a concurrency conflict in the CSI spec's terms, which the CO meets by retrying.
+  if (err instanceof PathChanged) return { code: status.ABORTED, details: `${err.message}; retry` };
   // The node's state is at fault, not the call: it succeeds once an operator repairs the record.
   if (err instanceof VolumeQuarantinedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   // A pool not set up to snapshot (a thick lvm pool without snapshot-size=), or a snapshot LVM invalidated.

@@ -39,6 +39,31 @@ export async function isVolumeMount(m: MountEntry, r: VolumeRecord, backend: Bac
   return false;
 }
 
+/**
+ * Mounts of the volume in `mounts` at none of the paths in `expected`: a mount carried off its
+ * path, by someone who renamed a directory above it while it was up. Detaching the device under
+ * one would leave a filesystem mounted on a device a later stage attaches again beside it;
+ * forgetting one would leave it up for good.
+ */
+export async function strayVolumeMounts(mounts: readonly MountEntry[], r: VolumeRecord, backend: Backend, expected: readonly string[]): Promise<MountEntry[]> {
+  const candidates = mounts.filter((m) => !expected.includes(m.mountPoint));
+  const stray: MountEntry[] = [];
+  if (backend.kind === 'directory') {
+    for (const m of candidates) if (await backend.holdsMount(m, r)) stray.push(m);
+    return stray;
+  }
+  // Its filesystem mounted (the device's number), or its device node bound (a raw block
+  // publication's root is the node's name): a node left bound after a detach would open
+  // whichever volume is attached under that name next. The devices are looked up once for the
+  // whole table, not once per mount as isVolumeMount would.
+  const devices = [await backend.device(r), ...r.publications.map((p) => p.device)].filter((d): d is string => d !== undefined);
+  const numbers = new Set<string>();
+  for (const d of devices) numbers.add(await deviceNumber(d).catch(() => ''));
+  const roots = new Set(devices.map((d) => '/' + path.basename(d)));
+  for (const m of candidates) if (numbers.has(m.devId) || roots.has(m.root)) stray.push(m);
+  return stray;
+}
+
 /** The volume's writable device when it is attached on this node (a staged raw block volume holds one with no mount). */
 export async function attachedDevice(r: VolumeRecord, backend: Backend): Promise<string | undefined> {
   return backend.kind === 'block' ? backend.device(r) : undefined;

@@ -1,7 +1,7 @@
 // The options of the mounts Lode makes: read-only wins, the caller's flags are the caller's to get right, and a read-only mount is checked to be one.
 import { ExecError } from '../sys/exec.js';
 import type { AnchoredPath } from '../sys/beneath.js';
-import { findMount, mountDevice, unmountRef, type MountEntry } from '../sys/mounts.js';
+import { mountById, mountDevice, unmountRef, type MountEntry } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { internal, invalidArgument } from './errors.js';
 import { printable } from './validate.js';
@@ -64,9 +64,14 @@ function ownOptions(fsType: string): string[] {
   return fsType === 'xfs' ? ['nouuid'] : [];
 }
 
-/** Fails, and takes the mount down again, when a mount that must be read-only is not. */
+/**
+ * Fails, and takes the mount down again, when a mount that must be read-only is not. The mount
+ * is found through the entry's handle, not its path: a directory above renamed meanwhile by
+ * someone racing the path would otherwise hide it, and leave a writable mount up.
+ */
 export async function ensureReadOnly(anchored: AnchoredPath): Promise<void> {
-  const m = await findMount(anchored.path);
+  const id = anchored.mountedHere();
+  const m = id === undefined ? undefined : await mountById(id);
   if (m && readOnlyMount(m)) return;
   if (m) await outsideCall(() => unmountRef(anchored.ref)).catch(() => undefined);
   throw internal(`the mount at ${anchored.path} came out writable although read-only was asked; it was taken down`);

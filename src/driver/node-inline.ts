@@ -1,7 +1,7 @@
 // CSI inline ephemeral volumes: created, formatted and mounted by NodePublishVolume itself.
 import type * as csi from '../csi/types.js';
 import { newVolumeRecord, type VolumeRecord } from '../pool/volume-record.js';
-import { findMount, mountAt, readMountTable, unmountIfMounted } from '../sys/mounts.js';
+import { mountAt, readMountTable, unmountIfMounted } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import type { Capability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, resourceExhausted } from './errors.js';
@@ -72,7 +72,8 @@ async function mountInline(kit: NodeKit, target: string, r: VolumeRecord, fsType
     made = entry.makeDirectory();
     await mountVolume(entry, r, kit.catalog.pool(r.pool), { fsType, readOnly, flags });
   } catch (err) {
-    if (made && !(await findMount(target))) entry.removeIfEmpty();
+    // Whether a mount is up is asked of the held entry, not its path, which a racer may have moved.
+    if (made && entry.mountedHere() === undefined) entry.removeIfMade();
     throw err;
   } finally {
     entry.close();

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { VolumeCatalog } from '../pool/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../pool/volume-record.js';
-import { openBeneath, PathRefused, type AnchoredPath } from '../sys/beneath.js';
+import { openBeneath, PathChanged, PathRefused, type AnchoredPath } from '../sys/beneath.js';
 import type { MountEntry } from '../sys/mounts.js';
 import type { DriverContext } from './context.js';
 import { aborted, CsiError, failedPrecondition, invalidArgument, notFound } from './errors.js';
@@ -69,6 +69,8 @@ export class NodeKit {
       anchored = openBeneath(where.root, where.rel, create);
     } catch (err) {
       if (err instanceof PathRefused) throw invalidArgument(`${field} "${printable(p)}": ${err.message}`);
+      // Still the lost race it was (errors.ts maps it), with the field it happened to.
+      if (err instanceof PathChanged) throw new PathChanged(`${field} "${printable(p)}": ${err.message}`);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw failedPrecondition(`${field} "${printable(p)}": ${(err as Error).message}`);
       throw err;

@@ -1,14 +1,16 @@
 // NodePublishVolume and NodeUnpublishVolume: bind a staged volume into a pod, and take it out again.
 import type * as csi from '../csi/types.js';
-import type { Publication } from '../pool/volume-record.js';
-import { bindMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
+import type { Backend } from '../pool/backend.js';
+import { volumePaths, type Publication, type VolumeRecord } from '../pool/volume-record.js';
+import { PathChanged } from '../sys/beneath.js';
+import { bindMount, mountAt, readMountTable, unmountRef, type MountEntry } from '../sys/mounts.js';
 import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
 import { publishInline } from './node-inline.js';
-import { isVolumeMount, publicationDevice, releasePublicationDevice } from './materialise.js';
+import { isVolumeMount, publicationDevice, releasePublicationDevice, strayVolumeMounts } from './materialise.js';
 import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags } from './mount-options.js';
 import type { NodeKit } from './node-kit.js';
 import { EPHEMERAL_KEY } from './parameters.js';
@@ -49,6 +51,8 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
       }
       return {};
     }
+    // A new publication would replace the record of the one carried off (and a read-only one's device).
+    if (known) await refuseCarriedOff(mounts, r, backend, target);
     await kit.refuseNesting(target, mounts);
     const pub: Publication = { targetPath: target, readOnly };
     const entry = kit.open(target, 'target_path', true);
@@ -58,6 +62,9 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
         made = entry.makeDirectory();
         const source = kit.open(staging, 'staging_target_path', false);
         try {
+          // The staging mount seen in the table must be what the held path leads to: else a
+          // directory above it was moved since, and the bind would take the empty directory.
+          if (stagingMount && source.mountedHere() !== stagingMount.id) throw new PathChanged(`staging_target_path "${staging}" no longer leads to the staging mount`);
           // The kernel ignores options on the first bind; only a remount applies them (read-only last).
           const options = readOnly ? mountOptions(true, cap.mountFlags) : cap.mountFlags;
           await entry.withEntry('directory', (ref) => withCallerFlags(cap.mountFlags, 'volume_capability', () =>
@@ -79,7 +86,8 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
         }
       }
     } catch (err) {
-      if (made) entry.removeIfEmpty();
+      // Only what this call made, if it is still there: never what someone put in its place.
+      if (made) entry.removeIfMade();
       throw err;
     } finally {
       entry.close();
@@ -113,9 +121,13 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
         // The staging mount is the volume's too, but only NodeUnstageVolume may take it down.
         if (!pub && target === r.staging) throw failedPrecondition(`${target} is where volume ${id} is staged, not published; use NodeUnstageVolume`);
         if (!pub && !(await isVolumeMount(m, r, backend))) throw failedPrecondition(`the mount at ${target} is not volume ${id}'s`);
+        // The held path must still lead to the mount the table showed: a directory above it
+        // renamed since would make the umount miss, or take down another mount.
+        if (entry.mountedHere() !== m.id) throw new PathChanged(`target_path "${target}" changed while it was being unpublished`);
         await unmountRef(entry.ref);
         failpoint('unpublish:unmounted');
       }
+      if (!m && pub) await refuseCarriedOff(mounts, r, backend, target);
       await kit.refuseNesting(target, mounts);
       // Publish refuses a directory with content, so what is in it now was written after the
       // unmount, by someone else: it stays, and the volume is unpublished all the same.
@@ -136,4 +148,18 @@ export async function unpublish(kit: NodeKit, req: csi.NodeUnpublishVolumeReques
       entry.close();
     }
   });
+}
+
+/**
+ * Refuses a call on a publication recorded at `target` but mounted nowhere there while the
+ * volume is mounted off its paths: a directory above the target was moved while it was
+ * published. Forgetting the publication, or recording another in its place, would leave that
+ * mount up for good (and a read-only raw block one's device attached); the call succeeds once
+ * the directory is moved back or the mount taken down.
+ */
+async function refuseCarriedOff(mounts: readonly MountEntry[], r: VolumeRecord, backend: Backend, target: string): Promise<void> {
+  const stray = await strayVolumeMounts(mounts, r, backend, volumePaths(r));
+  if (stray.length > 0) {
+    throw failedPrecondition(`volume ${r.id} is published at ${target}, but mounted at ${stray.map((e) => e.mountPoint).join(', ')} instead (a directory above was moved while it was published); move it back or unmount it`);
+  }
 }

@@ -1,13 +1,15 @@
 // NodeStageVolume and NodeUnstageVolume: make the volume appear at the staging path (see materialise.ts), and undo it.
 import type * as csi from '../csi/types.js';
 import { formatSize } from '../pool/sizes.js';
-import type { Publication } from '../pool/volume-record.js';
-import { findMount, mountAt, readMountTable, unmountRef } from '../sys/mounts.js';
+import type { Backend } from '../pool/backend.js';
+import type { Publication, VolumeRecord } from '../pool/volume-record.js';
+import { PathChanged } from '../sys/beneath.js';
+import { mountAt, readMountTable, unmountRef, type MountEntry } from '../sys/mounts.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { isReadOnlyMode, requireCapability } from './capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from './errors.js';
-import { attachedDevice, isVolumeMount, mountVolume, releaseFromNode, stageDevice, undoAttach } from './materialise.js';
+import { attachedDevice, isVolumeMount, mountVolume, releaseFromNode, stageDevice, strayVolumeMounts, undoAttach } from './materialise.js';
 import { endsReadOnly, readOnlyMount, sameFlags } from './mount-options.js';
 import type { NodeKit } from './node-kit.js';
 import { DEFAULT_FS_TYPE, volumeFsType } from './pool-fit.js';
@@ -29,6 +31,7 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
       const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await attachedDevice(r, backend);
       if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
     }
+    await refuseStray(mounts, r, backend, staging);
     // A filesystem the pool can never give (one Lode does not make, another than a directory
     // pool's own) is the caller's mistake; one other than the volume already holds is the volume's state.
     if (r.accessType === 'mount' && cap.fsType !== '') volumeFsType(backend, 'mount', cap.fsType);
@@ -76,9 +79,11 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     } catch (err) {
       // A refused stage leaves what it found: no device it attached, no directory it made.
       // A failure after the mount (a grow) leaves the mount: it is the volume's, and a retry finishes.
-      if (!mounted && !(await findMount(staging))) {
+      // Whether a mount is up is asked of the held entry, not its path: a directory above it
+      // renamed by someone racing the path must not pass a live mount off as none (and its device as free).
+      if (!mounted && dir.mountedHere() === undefined) {
         if (!hadDevice) await undoAttach(r, backend).catch((e: unknown) => log('warn', 'detach after failed stage failed', { id, error: (e as Error).message }));
-        if (madeDir) dir.removeIfEmpty();
+        if (madeDir) dir.removeIfMade();
       }
       throw err;
     } finally {
@@ -103,10 +108,14 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
     for (const p of r.publications) if (mountAt(mounts, p.targetPath)) live.push(p);
     if (live.length > 0) throw failedPrecondition(`volume ${id} is still published at ${live.map((p) => p.targetPath).join(', ')}`);
     const backend = kit.catalog.pool(r.pool);
+    if (m && !(await isVolumeMount(m, r, backend))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
+    // Checked before anything is undone, so a refused unstage leaves the volume as it was.
+    await refuseStray(mounts, r, backend, staging);
     if (m) {
-      if (!(await isVolumeMount(m, r, backend))) throw failedPrecondition(`the mount at ${staging} is not volume ${id}'s`);
       const dir = kit.open(staging, 'staging_target_path', false);
       try {
+        // The held path must still lead to the mount the table showed (see unpublish).
+        if (dir.mountedHere() !== m.id) throw new PathChanged(`staging_target_path "${staging}" changed while it was being unstaged`);
         await unmountRef(dir.ref);
       } finally {
         dir.close();
@@ -121,4 +130,17 @@ export async function unstage(kit: NodeKit, req: csi.NodeUnstageVolumeRequest__O
     await kit.catalog.save(r, false);
     return {};
   });
+}
+
+/**
+ * Refuses to stage or unstage a volume still mounted off its paths: a mount someone carried
+ * away by renaming a directory above it. Unstaging would detach the device under it, and a
+ * stage elsewhere would forget it; the call succeeds once it is moved back or unmounted.
+ */
+async function refuseStray(mounts: readonly MountEntry[], r: VolumeRecord, backend: Backend, staging: string): Promise<void> {
+  const expected = [staging, ...(r.staging === null ? [] : [r.staging]), ...r.publications.map((p) => p.targetPath)];
+  const stray = await strayVolumeMounts(mounts, r, backend, expected);
+  if (stray.length > 0) {
+    throw failedPrecondition(`volume ${r.id} is still mounted at ${stray.map((e) => e.mountPoint).join(', ')}, none of its staging or target paths (a directory above was moved while it was mounted); move it back or unmount it`);
+  }
 }

@@ -4,6 +4,8 @@ import { outsideCall } from '../util/call-signal.js';
 import { run } from './exec.js';
 
 export interface MountEntry {
+  /** The kernel's id of the mount (mountinfo's first field), which a handle on it also reports. */
+  id: number;
   mountPoint: string;
   /** Path inside the source filesystem that is mounted (not "/" for bind mounts of a subtree or a file). */
   root: string;
@@ -33,6 +35,7 @@ export async function readMountTable(): Promise<MountEntry[]> {
     const sep = fields.indexOf('-');
     if (sep < 6) continue;
     entries.push({
+      id: Number(fields[0]),
       devId: fields[2] ?? '',
       root: unescape(fields[3] ?? ''),
       mountPoint: unescape(fields[4] ?? ''),
@@ -49,6 +52,11 @@ export function mountAt(table: readonly MountEntry[], mountPoint: string): Mount
   let found: MountEntry | undefined;
   for (const e of table) if (e.mountPoint === mountPoint) found = e;
   return found;
+}
+
+/** The mount with the kernel's id `id` (AnchoredPath.mountedHere), if it is still there. */
+export async function mountById(id: number): Promise<MountEntry | undefined> {
+  return (await readMountTable()).find((e) => e.id === id);
 }
 
 /** The topmost mount at exactly `mountPoint`, if any (reads the table; see mountAt to reuse one). */
