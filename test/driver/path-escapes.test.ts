@@ -6,20 +6,10 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { grpcCode } from '../../src/csi/client.js';
-import { createVolume, expectCode, fsCap, MiB, rawCap, status } from './support.js';
+import { createVolume, expectCode, fsCap, MiB, rawCap, status, tree } from './support.js';
 
 let h: DriverHarness;
 let outside: string;
-
-/** Every file and directory below `dir`, relative to it. */
-async function tree(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const e of await fs.readdir(dir, { withFileTypes: true })) {
-    found.push(e.name);
-    if (e.isDirectory()) for (const sub of await tree(path.join(dir, e.name))) found.push(`${e.name}/${sub}`);
-  }
-  return found.sort();
-}
 
 /** Mount points anywhere on the machine that lie below `dir`. */
 async function mountsBelow(dir: string): Promise<string[]> {

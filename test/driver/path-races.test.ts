@@ -11,7 +11,7 @@ import { grpcCode } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
 import { DEFAULT_FUZZ_SEED, envInt, FuzzRandom } from '../fuzz/fuzz-random.js';
 import { aside, entry, homeOf, setUpSlots, type RacerArgs, type RacerReport } from './path-racer.js';
-import { createVolume, fsCap, MiB, rawCap, status } from './support.js';
+import { createVolume, fsCap, MiB, rawCap, status, tree } from './support.js';
 
 /** Publishes in all (split between a filesystem and a raw block volume); a stage cycle runs beside every tenth. */
 const ROUNDS = envInt('LODE_PATH_RACE_ROUNDS', 200);
@@ -22,16 +22,6 @@ const ALLOWED = ['OK', 'INVALID_ARGUMENT', 'ABORTED', 'FAILED_PRECONDITION', 'AL
 
 let h: DriverHarness;
 let outside: string;
-
-/** Every file and directory below `dir`, relative to it. */
-async function tree(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const e of await fs.readdir(dir, { withFileTypes: true })) {
-    found.push(e.name);
-    if (e.isDirectory()) for (const sub of await tree(path.join(dir, e.name))) found.push(`${e.name}/${sub}`);
-  }
-  return found.sort();
-}
 
 /** Mount points below the harness's directory that are not below the target root. */
 async function mountsOutsideRoot(): Promise<string[]> {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { request } from 'node:http';
 import { status } from '@grpc/grpc-js';
 import { grpcCode } from '../../src/csi/client.js';
@@ -139,6 +140,16 @@ export async function mountAt(mountPoint: string): Promise<MountInfo> {
 export async function fsSize(dir: string): Promise<{ total: number; free: number }> {
   const s = await fs.statfs(dir);
   return { total: s.blocks * s.bsize, free: s.bavail * s.bsize };
+}
+
+/** Every file and directory below `dir`, relative to it. */
+export async function tree(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const e of await fs.readdir(dir, { withFileTypes: true })) {
+    found.push(e.name);
+    if (e.isDirectory()) for (const sub of await tree(path.join(dir, e.name))) found.push(`${e.name}/${sub}`);
+  }
+  return found.sort();
 }
 
 export async function exists(p: string): Promise<boolean> {
