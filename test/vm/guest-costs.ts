@@ -12,9 +12,9 @@ const GUEST_SECONDS: Readonly<Record<string, number>> = {
   'conformance-dir-xfs-recovery': 160,
   'conformance-dir-xfs-snapshots': 93,
   'conformance-dir-xfs': 209,
-  // Measured alone on 2026-12-04 (one VM, load 4-7 from other suites), not in a full run.
-  'conformance-dir-writers': 184,
-  'conformance-lvm-writers': 222,
+  // Measured alone on 2026-12-04 (one VM, load 2-4 from other suites), not in a full run.
+  'conformance-dir-writers': 85,
+  'conformance-lvm-writers': 123,
   'conformance-lvm-thick-crash': 82,
   'conformance-lvm-thick-growth': 281,
   'conformance-lvm-thick-recovery': 225,
