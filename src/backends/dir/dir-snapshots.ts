@@ -1,11 +1,12 @@
 // Snapshots, restores and clones of quota directories: btrfs subvolume snapshots, or copies of the tree on XFS and ext4, each snapshot a directory of the pool's snapshots folder.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
+import type { Occupant, SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
 import { snapshotsDir, type PoolConfig } from '../../pool/pool.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { reflinkSupported } from '../../sys/file-copy.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import { BtrfsSnapshotMethod } from './btrfs-snapshot-method.js';
 import type { QuotaMethod } from './quota-method.js';
@@ -70,6 +71,15 @@ export class DirSnapshots implements SnapshotSupport {
     }
     this.chosen = method;
     return unrecorded;
+  }
+
+  /** A directory of the snapshot's name is what open reports without a record; anything else there is only in the way. */
+  async snapshotOccupant(snapshot: SnapshotRecord): Promise<Occupant | undefined> {
+    const location = this.snapshotPath(snapshot);
+    const st = await entryAt(location);
+    if (st === undefined) return undefined;
+    if (!st.isDirectory()) return { kind: 'foreign', location, what: `is ${kindOf(st)}, not a snapshot directory` };
+    return { kind: 'unrecorded', storage: { id: snapshot.id, location, bytes: await (await this.snapshotMethod()).bytes(location) } };
   }
 
   method(): string {
