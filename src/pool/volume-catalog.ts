@@ -417,9 +417,10 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /**
    * Reserves the most the snapshot can take and makes it, like a volume: anything already at
-   * its storage location is refused, then its record is written durably as "creating" first (with the path it is about to freeze), so a crash at any later
-   * step leaves a record that proves the storage is Lode's unfinished snapshot, which the next
-   * start thaws and rolls back. Once made, the charge is settled to what it holds.
+   * its storage location is refused, then its record is written durably as "creating" first
+   * (with the path it is about to freeze), so a crash at any later step leaves a record that
+   * proves the storage is Lode's unfinished snapshot, which the next start thaws and rolls
+   * back. Once made, the charge is settled to what it holds.
    */
   async createSnapshot(snap: SnapshotRecord, source: VolumeRecord, freezePath?: string): Promise<SnapshotRecord> {
     const q = this.quarantine.get(snap.id);
