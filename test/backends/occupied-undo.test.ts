@@ -32,12 +32,13 @@ async function assertNothingRecorded(catalog: VolumeCatalog, config: PoolConfig,
   assert.deepEqual(files, [], `no record is left (planted: ${planted})`);
 }
 
-test('btrfs: a plain directory planted after the core\'s look is refused by the subvolume step, and the undo leaves it (no rm -rf)', async (t) => {
+test('btrfs: a plain directory planted after the core\'s look at a volume\'s, snapshot\'s or restore\'s place is refused by the btrfs step, and the undo leaves it (no rm -rf)', async (t) => {
   const mnt = await scratchFilesystem(t, 1024, ['mkfs.btrfs', '-q']);
   await sh('btrfs', ['quota', 'enable', mnt]);
   const config = poolConfig(path.join(mnt, 'pool'));
   const b = new DirBackend(config);
   const catalog = await VolumeCatalog.open([b]);
+  const look = { volume: b.occupant.bind(b), snapshot: b.snapshots.snapshotOccupant.bind(b.snapshots) };
   const r = record(64 * MiB);
   const free = b.stats(0, 0, 0).availableBytes;
   b.occupant = () => plantAfterLook(b.directory(r));
@@ -46,6 +47,27 @@ test('btrfs: a plain directory planted after the core\'s look is refused by the 
   assert.equal(catalog.get(r.id), undefined, 'the volume is not served');
   await assertNothingRecorded(catalog, config, b.directory(r));
   assert.equal(b.stats(0, 0, 0).availableBytes, free, 'nor does the backend count the volume\'s limit as headroom');
+
+  // The same for a snapshot's directory and a restore's: neither is removed to make room.
+  b.occupant = look.volume;
+  const source = await catalog.provision(record(64 * MiB));
+  const snap = snapshotRecord(source);
+  b.snapshots.snapshotOccupant = () => plantAfterLook(b.snapshots.snapshotPath(snap));
+  await assert.rejects(catalog.createSnapshot(snap, source), (err: Error) => err instanceof StorageOccupiedError && err.message.includes(b.snapshots.snapshotPath(snap)));
+  await assertKept(b.snapshots.snapshotPath(snap));
+  assert.equal(catalog.getSnapshot(snap.id), undefined, 'the snapshot is not served');
+  b.snapshots.snapshotOccupant = look.snapshot;
+  const taken = await catalog.createSnapshot(snapshotRecord(source), source);
+  const restore = record(64 * MiB);
+  const before = b.stats(0, 0, 0).availableBytes;
+  b.occupant = () => plantAfterLook(b.directory(restore));
+  await assert.rejects(catalog.provision(restore, { source: { snapshot: taken } }), (err: Error) => err instanceof StorageOccupiedError && err.message.includes(b.directory(restore)));
+  await assertKept(b.directory(restore));
+  assert.equal(catalog.get(restore.id), undefined, 'the restore is not served');
+  assert.equal(b.stats(0, 0, 0).availableBytes, before, 'the refused restore is not counted');
+  assert.deepEqual((await readdir(recordsDir(config))).filter((f) => f.endsWith('.json')), [`${source.id}.json`], 'only the source has a record');
+  await catalog.destroySnapshot(taken);
+  await catalog.destroy(source);
 });
 
 test('loop: a directory planted at an image\'s or a snapshot file\'s path after the core\'s look is refused, and the undo leaves it', async (t) => {

@@ -50,6 +50,7 @@ export class DirBackend implements DirectoryBackend {
       directory: (r) => this.directory(r),
       quotaMethod: async () => (await this.mechanism()).method,
       noteVolume: (r) => this.noteVolume(r),
+      forgetVolume: (r) => this.held.delete(r.id),
     });
   }
 

@@ -2,6 +2,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Occupant, SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import { snapshotsDir, type PoolConfig } from '../../pool/pool.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
@@ -21,6 +22,8 @@ export interface DirVolumes {
   quotaMethod(): Promise<QuotaMethod>;
   /** A volume's directory is about to be made: counted at its whole limit until a refresh reads its use. */
   noteVolume(record: VolumeRecord): void;
+  /** The directory was refused before it was made (StorageOccupiedError): no longer counted. */
+  forgetVolume(record: VolumeRecord): void;
 }
 
 /** The way `quota`'s filesystem snapshots; `reflink` says whether XFS shares blocks (only asked once the pool is open). */
@@ -116,6 +119,11 @@ export class DirSnapshots implements SnapshotSupport {
     const from = 'snapshot' in source ? this.snapshotPath(source.snapshot) : this.volumes.directory(source.volume);
     target.backing = { ...target.backing, filledBy: method.kind };
     this.volumes.noteVolume(target);
-    await method.fill(from, this.volumes.directory(target), target);
+    try {
+      await method.fill(from, this.volumes.directory(target), target);
+    } catch (err) {
+      if (err instanceof StorageOccupiedError) this.volumes.forgetVolume(target);
+      throw err;
+    }
   }
 }
