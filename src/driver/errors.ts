@@ -1,6 +1,7 @@
 // Typed driver errors carrying their gRPC status, and the single mapping from any thrown value to a status.
 import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../pool/quarantine.js';
+import { StorageOccupiedError } from '../pool/occupied.js';
 import { SnapshotRefusedError } from '../pool/snapshot-refused.js';
 import { PoolFullError, VolumeTooLargeError } from '../pool/volume-catalog.js';
 import { NotEmpty, PathChanged, PathRefused } from '../sys/beneath.js';
@@ -38,6 +39,8 @@ export function toStatus(err: unknown): { code: status; details: string } {
   if (err instanceof PathChanged) return { code: status.ABORTED, details: `${err.message}; retry` };
   // The node's state is at fault, not the call: it succeeds once an operator repairs the record.
   if (err instanceof VolumeQuarantinedError) return { code: status.FAILED_PRECONDITION, details: err.message };
+  // Something Lode did not make takes the new storage's place: the node's state, for an operator to clear.
+  if (err instanceof StorageOccupiedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   // A pool not set up to snapshot (a thick lvm pool without snapshot-size=), or a snapshot LVM invalidated.
   if (err instanceof SnapshotRefusedError) return { code: status.FAILED_PRECONDITION, details: err.message };
   if (err instanceof ExecError) {

@@ -85,7 +85,7 @@ export class DriverMetrics implements RpcObserver {
     // Always present (0 when none), so an alert on > 0 needs no absent() companion.
     this.poolGauge(
       METRIC_NAMES.quarantinedVolumes,
-      'Volumes found at start-up whose record is unusable or missing: not served, not deleted, their space still taken.',
+      'Volumes found at start-up, or by a create in its new object\'s place, whose record is unusable or missing: not served, not deleted, their space still taken.',
       (p) => p.quarantinedVolumes,
     );
     this.poolInfo();

@@ -29,6 +29,17 @@ export interface UnrecordedStorage {
   bytes: number;
 }
 
+/**
+ * What already takes the place a new volume's or snapshot's storage would have, as found
+ * before its record is written. `unrecorded`: storage of the pool's own kind, what `open`
+ * reports for an id with no record (the core quarantines it as start-up does). `foreign`:
+ * something else in the way (a file where a directory goes, another tool's logical volume),
+ * which no start-up reports: the create is refused and it is left alone.
+ */
+export type Occupant =
+  | { kind: 'unrecorded'; storage: UnrecordedStorage }
+  | { kind: 'foreign'; location: string; what: string };
+
 /** A volume's space as its backend enforces it (a directory's quota), for NodeGetVolumeStats. */
 export interface VolumeUsage {
   totalBytes: number;
@@ -58,11 +69,23 @@ interface BackendCore {
    * record durably, so a crash never leaves storage whose choices are unknown.
    */
   assign(record: VolumeRecord): void;
+  /**
+   * What already occupies the new volume's storage location (the target of an allocate or a
+   * fill), or undefined. Changes nothing on disk; unrecorded storage it finds is counted as
+   * `open` counts it. The core asks before it writes the volume's "creating" record, so the
+   * record proves that whatever is at the location afterwards is Lode's own: that is what
+   * lets `allocate` and `fill` adopt a partial attempt of theirs and crash recovery remove it.
+   */
+  occupant(record: VolumeRecord): Promise<Occupant | undefined>;
   /** Capacity figures from memory (never a disk scan). `allocatedBytes` comes from the ledger. */
   stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats;
   /** Re-reads what the underlying storage can still hold: one cheap query. */
   refresh(): Promise<void>;
-  /** Creates or completes the storage for `record.capacityBytes`. */
+  /**
+   * Creates or completes the storage for `record.capacityBytes`. Storage of another kind at
+   * its location (a plain directory where a subvolume goes) is refused with
+   * StorageOccupiedError before anything is made.
+   */
   allocate(record: VolumeRecord): Promise<void>;
   /** Grows the storage to `record.capacityBytes`. */
   grow(record: VolumeRecord): Promise<void>;
@@ -121,6 +144,8 @@ export interface SnapshotSupport {
    * whose message says why.
    */
   reserveFor(source: VolumeRecord): number;
+  /** What already occupies the snapshot's storage location, as `occupant` for volumes (asked before the snapshot's record is written). */
+  snapshotOccupant(snapshot: SnapshotRecord): Promise<Occupant | undefined>;
   /** Makes the snapshot's storage from the source volume; returns the bytes it holds from the pool (at most the reserve). */
   takeSnapshot(source: VolumeRecord, snapshot: SnapshotRecord): Promise<number>;
   /** Removes the snapshot's storage; nothing there is not an error. */

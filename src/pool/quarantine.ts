@@ -1,4 +1,4 @@
-// Volumes Lode cannot account for: found on disk at start-up, never served, never changed, never deleted.
+// Volumes Lode cannot account for: found on disk at start-up or in the way of a create, never served, never changed, never deleted.
 
 /**
  * Why a volume is quarantined: its record is damaged or not Lode's, its record comes from a

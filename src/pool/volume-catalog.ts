@@ -6,7 +6,8 @@ import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { freeze, thaw } from '../sys/freeze.js';
-import type { Backend, SnapshotSupport, VolumeSource } from './backend.js';
+import type { Backend, Occupant, SnapshotSupport, UnrecordedStorage, VolumeSource } from './backend.js';
+import { StorageOccupiedError } from './occupied.js';
 import { recordsDir, snapshotsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
@@ -111,10 +112,21 @@ export class VolumeTooLargeError extends Error {
   }
 }
 
+/** The quarantine of storage found with no record file, at start-up or in the way of a create. */
+function noRecord(pool: string, found: UnrecordedStorage): QuarantinedVolume {
+  return {
+    id: found.id, pool, cause: 'no-record', storage: found.location, storageBytes: found.bytes,
+    problem: 'storage with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
+  };
+}
+
 export class VolumeCatalog implements PoolStatsSource {
   private readonly records = new Map<string, VolumeRecord>();
   private readonly snapshotRecords = new Map<string, SnapshotRecord>();
-  /** Found at start-up; fixed for the life of the process (a repair takes a restart). */
+  /**
+   * Found at start-up, or in the way of a create later; never dropped for the life of the
+   * process (a repair takes a restart).
+   */
   private readonly quarantineList: QuarantinedVolume[] = [];
   /** The same by id (the first one found, should two pools hold one id), for the refusals. */
   private readonly quarantine = new Map<string, QuarantinedVolume>();
@@ -166,21 +178,38 @@ export class VolumeCatalog implements PoolStatsSource {
           q.storage = img.location;
           q.storageBytes = img.bytes;
         } else {
-          held.set(img.id, {
-            id: img.id, pool: config.name, cause: 'no-record', storage: img.location, storageBytes: img.bytes,
-            problem: 'storage with no record file; no step of Lode leaves one, so it is not provably Lode\'s to delete',
-          });
+          held.set(img.id, noRecord(config.name, img));
         }
       }
-      for (const q of held.values()) {
-        catalog.quarantineList.push(q);
-        if (!catalog.quarantine.has(q.id)) catalog.quarantine.set(q.id, q);
-        entry.quarantined += 1;
-        entry.allocatedBytes += q.storageBytes;
-        log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
-      }
+      for (const q of held.values()) catalog.hold(entry, q);
     }
     return catalog;
+  }
+
+  /** Holds a volume or snapshot Lode cannot account for: never served, changed or deleted; the bytes of its storage stay taken. */
+  private hold(e: PoolEntry, q: QuarantinedVolume): void {
+    this.quarantineList.push(q);
+    if (!this.quarantine.has(q.id)) this.quarantine.set(q.id, q);
+    e.quarantined += 1;
+    e.allocatedBytes += q.storageBytes;
+    log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
+  }
+
+  /**
+   * Refuses a create whose storage location something already takes, before the "creating"
+   * record that would claim it for Lode (and let an undo or crash recovery remove it) is
+   * written. Storage of the pool's kind with no record is quarantined exactly as start-up
+   * quarantines it, so every later call on its id is refused too; anything else (not the
+   * pool's at all) is only refused and left.
+   */
+  private refuseOccupied(e: PoolEntry, found: Occupant | undefined): void {
+    if (found === undefined) return;
+    if (found.kind === 'foreign') throw new StorageOccupiedError(found.location, found.what);
+    const known = this.quarantine.get(found.storage.id);
+    if (known !== undefined) throw new VolumeQuarantinedError(known);
+    const q = noRecord(e.pool.config.name, found.storage);
+    this.hold(e, q);
+    throw new VolumeQuarantinedError(q);
   }
 
   /** A creating volume is rolled back (a retried create makes it again); a deleting one is finished. */
@@ -321,17 +350,19 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /**
-   * Reserves space and makes the volume. Its record is written, durably, as "creating" before
+   * Reserves space and makes the volume. Whatever already takes its storage location is
+   * refused first (refuseOccupied). Then its record is written, durably, as "creating" before
    * anything else, so a crash at any later step leaves a record that proves the image (and, for
    * volumes with a `finish` step such as inline volumes, the mount) is an unfinished create of
    * Lode's own, which the next start rolls back. It turns "ready" only when all is done. Any
-   * failure undoes all of it.
+   * failure undoes all of it, and only it.
    */
   async provision(record: VolumeRecord, opts: ProvisionOptions = {}): Promise<VolumeRecord> {
     const q = this.quarantine.get(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
     this.requireWithinMax(e, record.capacityBytes, false);
+    this.refuseOccupied(e, await e.pool.occupant(record));
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
     opts.holds?.take((pool) => this.availableBytes(pool, opts.holds?.keys));
     const available = this.availableBytes(record.pool, opts.holds?.keys);
@@ -358,7 +389,9 @@ export class VolumeCatalog implements PoolStatsSource {
         await outsideCall(async () => {
           if (record.frozen !== undefined) await thaw(record.frozen);
           for (const p of record.publications) await unmountIfMounted(p.targetPath);
-          await this.destroy(record);
+          // Met before the step made anything: only the record is the create's to remove.
+          if (err instanceof StorageOccupiedError) await this.unrecord(record);
+          else await this.destroy(record);
         });
       } catch (undoErr) {
         // Whatever is left (a record, an image) is finished by a retried call or at the next start.
@@ -383,10 +416,11 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   /**
-   * Reserves the most the snapshot can take and makes it, like a volume: its record is written
-   * durably as "creating" first (with the path it is about to freeze), so a crash at any later
-   * step leaves a record that proves the storage is Lode's unfinished snapshot, which the next
-   * start thaws and rolls back. Once made, the charge is settled to what it holds.
+   * Reserves the most the snapshot can take and makes it, like a volume: anything already at
+   * its storage location is refused, then its record is written durably as "creating" first
+   * (with the path it is about to freeze), so a crash at any later step leaves a record that
+   * proves the storage is Lode's unfinished snapshot, which the next start thaws and rolls
+   * back. Once made, the charge is settled to what it holds.
    */
   async createSnapshot(snap: SnapshotRecord, source: VolumeRecord, freezePath?: string): Promise<SnapshotRecord> {
     const q = this.quarantine.get(snap.id);
@@ -394,6 +428,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(snap.pool);
     const support = snapshotSupport(e.pool);
     const reserve = support.reserveFor(source);
+    this.refuseOccupied(e, await support.snapshotOccupant(snap));
     // Checked and reserved with no await in between, as for volumes.
     const available = this.availableBytes(snap.pool);
     if (reserve > available) throw new PoolFullError(snap.pool, reserve, available, `snapshot ${snap.name}`);
@@ -417,7 +452,8 @@ export class VolumeCatalog implements PoolStatsSource {
       try {
         await outsideCall(async () => {
           if (snap.frozen !== undefined) await thaw(snap.frozen);
-          await this.destroySnapshot(snap);
+          if (err instanceof StorageOccupiedError) await this.unrecordSnapshot(snap);
+          else await this.destroySnapshot(snap);
         });
       } catch (undoErr) {
         log('error', 'undo of failed snapshot failed', { id: snap.id, error: (undoErr as Error).message });
@@ -460,6 +496,18 @@ export class VolumeCatalog implements PoolStatsSource {
     failpoint('delete:unrecorded');
     this.drop(record);
     void this.refresh(record.pool);
+  }
+
+  /** Forgets a volume whose create met storage it did not make: its record goes, its location is left as it is. */
+  private async unrecord(record: VolumeRecord): Promise<void> {
+    await this.entry(record.pool).store.remove(record.id);
+    this.drop(record);
+  }
+
+  /** As `unrecord`, for a snapshot. */
+  private async unrecordSnapshot(snap: SnapshotRecord): Promise<void> {
+    await this.entry(snap.pool).snapshotStore.remove(snap.id);
+    this.dropSnapshot(snap);
   }
 
   /** Grows a volume's backing storage to `newBytes`, reserving the difference first. */

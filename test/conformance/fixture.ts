@@ -44,6 +44,27 @@ export interface FixtureCapabilities {
   };
 }
 
+/** Something Lode did not make, left where a new volume's or snapshot's storage goes. */
+export interface PlantedObject {
+  /** Throws unless it is exactly as planted, its content included. */
+  assertIntact(): Promise<void>;
+  /** Takes it away again, as an operator would. */
+  remove(): Promise<void>;
+}
+
+/** One kind of object someone with root on the node could leave at a volume's or snapshot's storage location. */
+export interface ForeignObject {
+  /** What it is, for messages: "a directory with a file in it". */
+  what: string;
+  /**
+   * Storage of the pool's own kind, which the driver quarantines as start-up would (every
+   * later call on its id refused); false: something else, only in the way of the create.
+   */
+  quarantined: boolean;
+  /** Puts one where the storage of the volume or snapshot `id` goes. */
+  plant(poolDir: string, kind: 'volume' | 'snapshot', id: string): Promise<PlantedObject>;
+}
+
 export interface BackendFixture {
   /** e.g. 'loop', 'dir-btrfs', 'dir-xfs' */
   name: string;
@@ -56,6 +77,8 @@ export interface BackendFixture {
    * renamed logical volume that no record names any more).
    */
   damage(poolDir: string, volumeId: string): Promise<void | (() => Promise<void>)>;
+  /** What can be planted at a new object's storage location on this backend; omitted = the foreign-objects case is not registered. */
+  foreignObjects?: readonly ForeignObject[];
   /** Why this fixture cannot run here (a missing tool or kernel feature), or undefined. */
   unavailable(): Promise<string | undefined>;
   /**

@@ -1,9 +1,11 @@
 // The backends the conformance suite runs against: loop images, and quota directories on a filesystem made for the test (btrfs here; XFS and ext4 in the VM).
+import assert from 'node:assert/strict';
 import { constants, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
-import type { BackendFixture, PoolMedium } from './fixture.js';
+import { fileHash, MiB, writeRandomFile } from '../driver/support.js';
+import type { BackendFixture, ForeignObject, PlantedObject, PoolMedium } from './fixture.js';
 
 /** Whether `command` is an executable on PATH (or the sbin directories root has). */
 export async function hasCommand(command: string): Promise<boolean> {
@@ -29,6 +31,50 @@ export async function kernelHas(fsType: string): Promise<boolean> {
   return listed();
 }
 
+/** The folder of the pool's volumes or of its snapshots, where a directory pool keeps their storage beside their records. */
+function objectFolder(poolDir: string, kind: 'volume' | 'snapshot'): string {
+  return path.join(poolDir, kind === 'volume' ? 'volumes' : 'snapshots');
+}
+
+/** A file of random bytes at `file`, as an image would be. */
+export async function plantedFile(file: string): Promise<PlantedObject> {
+  const hash = await writeRandomFile(file, 4 * MiB);
+  return {
+    async assertIntact() {
+      assert.equal(await fileHash(file), hash, `${file} keeps every byte it was planted with`);
+    },
+    remove: () => fs.rm(file),
+  };
+}
+
+/** A directory made by `make` (a plain one, a btrfs subvolume) holding one file of random bytes; `unmake` removes it. */
+export async function plantedDirectory(dir: string, make = (d: string): Promise<unknown> => fs.mkdir(d), unmake = (d: string): Promise<unknown> => fs.rm(d, { recursive: true })): Promise<PlantedObject> {
+  await make(dir);
+  const file = path.join(dir, 'theirs');
+  const hash = await writeRandomFile(file, MiB);
+  const ino = (await fs.lstat(dir)).ino;
+  return {
+    async assertIntact() {
+      assert.equal((await fs.lstat(dir)).ino, ino, `${dir} is still the directory planted`);
+      assert.deepEqual(await fs.readdir(dir), ['theirs'], `${dir} holds what was planted and nothing more`);
+      assert.equal(await fileHash(file), hash, `${file} keeps every byte it was planted with`);
+    },
+    remove: async () => { await unmake(dir); },
+  };
+}
+
+/** What a loop pool can find where an image or a snapshot's file goes: both are what start-up would quarantine. */
+const loopForeignObjects: readonly ForeignObject[] = [
+  { what: 'an image file', quarantined: true, plant: (poolDir, kind, id) => plantedFile(path.join(objectFolder(poolDir, kind), `${id}.img`)) },
+  { what: 'a directory of the image\'s name with a file in it', quarantined: true, plant: (poolDir, kind, id) => plantedDirectory(path.join(objectFolder(poolDir, kind), `${id}.img`)) },
+];
+
+/** What any directory pool can find where a volume's or snapshot's directory goes: a directory (start-up quarantines it), or a file, only in the way. */
+export const dirForeignObjects: readonly ForeignObject[] = [
+  { what: 'a directory with a file in it', quarantined: true, plant: (poolDir, kind, id) => plantedDirectory(path.join(objectFolder(poolDir, kind), id)) },
+  { what: 'a regular file', quarantined: false, plant: (poolDir, kind, id) => plantedFile(path.join(objectFolder(poolDir, kind), id)) },
+];
+
 /** Loop images on a directory of the harness: the backend every Lode pool had before there were others. */
 export const loopFixture: BackendFixture = {
   name: 'loop',
@@ -40,6 +86,7 @@ export const loopFixture: BackendFixture = {
     // What a careless rm or a replaced disk does: the loop device keeps the unlinked file open.
     await fs.rm(path.join(poolDir, 'volumes', `${volumeId}.img`));
   },
+  foreignObjects: loopForeignObjects,
   unavailable: () => missingPrerequisite(['losetup', 'mkfs.ext4', 'mkfs.xfs']),
   failpointsNotReached: [],
 };
@@ -65,6 +112,8 @@ export interface QuotaFilesystem {
   damage(poolDir: string, volumeId: string): Promise<void>;
   /** How far the filesystem's limits hold a volume's writers (FixtureCapabilities.writers). */
   writers: 'caught' | 'said';
+  /** Objects of this filesystem's own to plant, besides a directory and a file (dirForeignObjects). */
+  foreignObjects?: readonly ForeignObject[];
   /** A further reason not to run (e.g. only inside the test VM). */
   unavailable?(): Promise<string | undefined>;
 }
@@ -114,6 +163,7 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
       snapshots: { independent: true, notReached: ['copy:frozen', 'snapshot:frozen', 'clone:frozen'] },
     },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
+    foreignObjects: [...dirForeignObjects, ...(q.foreignObjects ?? [])],
     async unavailable() {
       const other = await q.unavailable?.();
       if (other !== undefined) return other;
@@ -145,6 +195,13 @@ function dirBtrfsQuota(): QuotaFilesystem {
     enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', mountPoint]); },
     commands: ['mkfs.btrfs', 'btrfs'],
     writers: 'caught',
+    // A subvolume is what a btrfs pool makes for a volume: with no record, start-up quarantines it.
+    foreignObjects: [{
+      what: 'a btrfs subvolume with a file in it',
+      quarantined: true,
+      plant: (poolDir, kind, id) => plantedDirectory(path.join(objectFolder(poolDir, kind), id),
+        (d) => run('btrfs', ['subvolume', 'create', d]), (d) => run('btrfs', ['subvolume', 'delete', d])),
+    }],
     async damage(poolDir, volumeId) {
       const dir = path.join(poolDir, 'volumes', volumeId);
       if (!(await isSubvolume(dir))) {

@@ -4,24 +4,25 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import {
-  available, createVolume, diskState, expectCode, fileHash, fsCap, MiB, mountAt, mountsAt, rawCap, readAt,
+  available, createVolume, diskState, expectCode, fileHash, fsCap, logEntries, MiB, mountAt, mountsAt, rawCap, readAt,
   stageAndPublish, status, teardown, usage, volumeRequest, writeAtSynced, writeRandomFile,
 } from '../driver/support.js';
 import {
-  assertNothingLeft, listed, nodeExpand, POOL, sizeFor, snapshot, startDriver, writeUpTo,
+  assertNothingLeft, listed, nodeExpand, POOL, poolTree, sizeFor, snapshot, startDriver, writeUpTo,
 } from './checks.js';
+import { objectIdForName } from '../../src/driver/object-ids.js';
 import { LIFECYCLE_FAILPOINTS, registerCrashPoints } from './crash-points.js';
 import { crashSlice } from './crash-slice.js';
 import { registerSnapshotCases, SNAPSHOT_FAILPOINTS } from './snapshot-cases.js';
 import { registerWriterCases } from './writer-cases.js';
-import type { BackendFixture } from './fixture.js';
+import type { BackendFixture, ForeignObject, PlantedObject } from './fixture.js';
 
 /** Filesystems some backend offers; each one a fixture does not list must be refused. */
 const KNOWN_FS_TYPES = ['ext4', 'xfs', 'btrfs', 'ext3', 'vfat'];
 
 type Body = (t: TestContext) => Promise<void>;
 
-export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'writers', 'crash-points', 'snapshots', 'snapshot-crash-points'] as const;
+export const CASES = ['lifecycle', 'idempotency', 'size', 'capacity', 'growth', 'refusals', 'damage', 'restart', 'writers', 'foreign-objects', 'crash-points', 'snapshots', 'snapshot-crash-points'] as const;
 export type CaseName = (typeof CASES)[number];
 
 export interface ConformanceOptions {
@@ -274,6 +275,11 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
 
     if (wanted.has('writers')) registerWriterCases(fixture, guarded);
 
+    const foreign = fixture.foreignObjects;
+    if (wanted.has('foreign-objects') && foreign !== undefined) test('foreign objects: whatever Lode did not make at a new volume\'s, restore\'s or snapshot\'s storage location is refused FAILED_PRECONDITION, kept byte for byte, never served; storage of the pool\'s kind is quarantined', guarded(async (t) => {
+      await foreignObjects(t, fixture, foreign);
+    }));
+
     if (wanted.has('crash-points')) {
       const slice = crashSlice(options.failpoints ?? LIFECYCLE_FAILPOINTS.map(([point]) => point), options.crashSlice);
       registerCrashPoints(fixture, guarded, slice.points, slice.label);
@@ -282,6 +288,91 @@ export function runConformance(fixture: BackendFixture, options: ConformanceOpti
       registerSnapshotCases(fixture, guarded, wanted.has('snapshots'), wanted.has('snapshot-crash-points') ? options.snapshotFailpoints ?? SNAPSHOT_FAILPOINTS : []);
     }
   });
+}
+
+/** One create that meets a planted object: what it makes, and the call. */
+interface Attempt {
+  kind: 'volume' | 'snapshot';
+  name: string;
+  call: () => Promise<unknown>;
+}
+
+/**
+ * Plants each foreign object where a CreateVolume, a restore and a CreateSnapshot will put
+ * their storage, and checks every one is refused (twice) with nothing of the pool changed but
+ * the refused id's quarantine; once the objects are gone and the driver restarted, the names work.
+ */
+async function foreignObjects(t: TestContext, fixture: BackendFixture, objects: readonly ForeignObject[]): Promise<void> {
+  const c = await startDriver(t, fixture);
+  const before = await snapshot(c);
+  const cap = fsCap(c.fsType);
+  const size = await sizeFor(c, c.fsType);
+  let sources: { volume: string; snapshot: string } | undefined;
+  if (fixture.capabilities.snapshots !== undefined) {
+    const volume = (await createVolume(c.h, 'conf-foreign-src', size, { cap })).id;
+    const snap = (await c.h.client.createSnapshot({ name: 'conf-foreign-snap', source_volume_id: volume, parameters: {} })).snapshot;
+    assert.ok(snap);
+    sources = { volume, snapshot: snap.snapshot_id };
+  }
+  const planted: PlantedObject[] = [];
+  for (const [i, object] of objects.entries()) {
+    const attempts: Attempt[] = [{ kind: 'volume', name: `conf-foreign-vol-${i}`, call: () => c.h.client.createVolume(volumeRequest(`conf-foreign-vol-${i}`, size, { cap })) }];
+    if (sources !== undefined) {
+      const { volume, snapshot: snapshotId } = sources;
+      attempts.push(
+        { kind: 'volume', name: `conf-foreign-restore-${i}`, call: () => c.h.client.createVolume({ ...volumeRequest(`conf-foreign-restore-${i}`, size, { cap }), volume_content_source: { snapshot: { snapshot_id: snapshotId } } }) },
+        { kind: 'snapshot', name: `conf-foreign-snap-${i}`, call: () => c.h.client.createSnapshot({ name: `conf-foreign-snap-${i}`, source_volume_id: volume, parameters: {} }) },
+      );
+    }
+    for (const a of attempts) {
+      const id = objectIdForName(a.kind, a.name, 'node-conf');
+      const what = `${a.name}'s ${a.kind === 'volume' ? 'CreateVolume' : 'CreateSnapshot'} over ${object.what}`;
+      const p = await object.plant(c.poolDir, a.kind, id);
+      planted.push(p);
+      const tree = await poolTree(c.poolDir);
+      const storage = await c.medium.storage?.();
+      const free = await available(c.h, { pool: POOL });
+      const since = c.h.log.length;
+      // The second call is the provisioner's retry: refused the same way, not let through.
+      for (const round of [1, 2]) {
+        const msg = await expectCode(a.call(), status.FAILED_PRECONDITION, `${what} (call ${round})`);
+        assert.ok(msg.includes(id), `the refusal names the object's location: ${msg}`);
+        if (object.quarantined) assert.match(msg, /quarantined/, `${what}: the refusal says why`);
+      }
+      // Checked once after both calls (each LVM query costs seconds in the VM).
+      await p.assertIntact();
+      assert.deepEqual(await poolTree(c.poolDir), tree, `${what}: nothing was made or removed in the pool directory, no record written`);
+      assert.deepEqual(await c.medium.storage?.(), storage, `${what}: the storage outside the pool directory is as it was`);
+      const served = a.kind === 'volume'
+        ? (await c.h.client.listVolumes({})).entries.map((e) => e.volume?.volume_id)
+        : (await c.h.client.listSnapshots({})).entries.map((e) => e.snapshot?.snapshot_id);
+      assert.ok(!served.includes(id), `${what}: ${id} is not served`);
+      const remove = () => a.kind === 'volume' ? c.h.client.deleteVolume({ volume_id: id }) : c.h.client.deleteSnapshot({ snapshot_id: id });
+      const quarantines = logEntries(c.h, since).filter((e) => e['msg'] === 'volume quarantined: not served, not deleted' && e['id'] === id);
+      if (object.quarantined) {
+        assert.equal(quarantines.length, 1, `${what}: quarantined once, as start-up would: ${JSON.stringify(quarantines)}`);
+        assert.equal(quarantines[0]?.['cause'], 'no-record');
+        // Every later call on the id is refused, like a start-up quarantine: the delete too.
+        await expectCode(remove(), status.FAILED_PRECONDITION, `a delete of ${id}, quarantined`);
+        assert.ok(await available(c.h, { pool: POOL }) <= free, `${what}: its space stays taken`);
+      } else {
+        assert.equal(quarantines.length, 0, `${what}: not the pool's kind of storage, so not quarantined`);
+        await remove(); // nothing of Lode's has that id: deleting it is success, and leaves the object
+        assert.equal(await available(c.h, { pool: POOL }), free, `${what}: nothing reserved`);
+      }
+      await p.assertIntact();
+    }
+  }
+  // The operator takes the objects away; after a restart (which forgets the quarantine) the names are Lode's again.
+  for (const p of planted) await p.remove();
+  await c.h.restart();
+  const v = await createVolume(c.h, 'conf-foreign-vol-0', size, { cap });
+  await c.h.client.deleteVolume({ volume_id: v.id });
+  if (sources !== undefined) {
+    await c.h.client.deleteSnapshot({ snapshot_id: sources.snapshot });
+    await c.h.client.deleteVolume({ volume_id: sources.volume });
+  }
+  await assertNothingLeft(c, before);
 }
 
 /**

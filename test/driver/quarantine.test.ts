@@ -1,8 +1,9 @@
-// Start-up never destroys what it cannot account for: unusable records and images without one are quarantined, kept byte for byte, reported, and served again once repaired.
+// Lode never destroys what it cannot account for: unusable records and images without one are quarantined (at start-up, or by a create that meets one), kept byte for byte, reported, and served again once repaired.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { objectIdForName } from '../../src/driver/object-ids.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { parseExposition, sampleValue } from '../metrics/prom-text.js';
 import {
@@ -185,6 +186,47 @@ test('an image without any record file is kept, reported as unaccounted, never r
     await createVolume(h, 'orphan', BLOCK_BYTES, { cap: rawCap() });
     await h.client.deleteVolume({ volume_id: id });
     assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
+  } finally {
+    await h.cleanup();
+  }
+});
+
+test('an image planted while the driver runs, where a create of its name goes, is quarantined then as at start-up: refused, kept, reported, its space taken', async () => {
+  const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '1Gi' }], extraArgs: ['--metrics-address', '127.0.0.1:0'] });
+  try {
+    const port = await metricsPort(h);
+    // Ids follow from the name, so whoever has root on the node can put a file where a create's image goes.
+    const id = objectIdForName('volume', 'planted', h.nodeId);
+    const hash = await writeRandomFile(imageOf(h, id), BLOCK_BYTES);
+    const since = h.log.length;
+    const create = () => h.client.createVolume({ name: 'planted', capacity_range: { required_bytes: BLOCK_BYTES }, volume_capabilities: [rawCap()] });
+    for (let i = 0; i < 2; i++) {
+      const msg = await expectCode(create(), status.FAILED_PRECONDITION, 'CreateVolume over a planted image');
+      assert.match(msg, /quarantined \(no-record/);
+      assert.ok(msg.includes(imageOf(h, id)), `the refusal names the image: ${msg}`);
+    }
+    assert.equal(await fileHash(imageOf(h, id)), hash, 'neither create adopted or touched it');
+    assert.deepEqual(await h.poolFiles(), [`${id}.img`], 'and no record was made for it');
+    const lines = logEntries(h, since).filter((e) => e['level'] === 'error' && e['id'] === id);
+    assert.deepEqual(lines.map((e) => e['cause']), ['no-record'], 'one quarantine line, as start-up writes');
+    assert.equal(await quarantinedGauge(port), 1);
+    const health = await httpGet(port, '/healthz');
+    assert.ok(health.body.includes(id), `/healthz names it: ${health.body}`);
+    assert.equal(await available(h), POOL_BYTES - BLOCK_BYTES, 'its space stays taken');
+    assert.deepEqual((await h.client.listVolumes({})).entries, [], 'not served');
+    await expectCode(h.client.deleteVolume({ volume_id: id }), status.FAILED_PRECONDITION, 'DeleteVolume of the quarantined id');
+    assert.equal(await fileHash(imageOf(h, id)), hash);
+
+    // The next start finds it as well; once the operator removes it, the name is Lode's again.
+    const again = await restart(h);
+    assert.equal(await quarantinedGauge(again.port), 1);
+    await h.stop();
+    await fs.rm(imageOf(h, id));
+    await h.startProcess();
+    assert.equal((await createVolume(h, 'planted', BLOCK_BYTES, { cap: rawCap() })).id, id);
+    await h.client.deleteVolume({ volume_id: id });
+    assert.deepEqual(await diskState(h), { files: [], mounts: [], loops: [] });
+    assert.equal(await available(h), POOL_BYTES);
   } finally {
     await h.cleanup();
   }

@@ -134,8 +134,9 @@ test('LVs that are not provably Lode\'s are never touched: a name clash fails th
   // Someone else's LV that happens to have the name Lode would give the claim's volume: no tag.
   const clash = `${LV_PREFIX}${id}`;
   await lvmTool('lvcreate', ['-q', '-y', '-L', '16m', '-n', clash, vg]);
-  const msg = await expectCode(h.client.createVolume(volumeRequest(name, 16 * MiB, { cap: EXT4 })), status.INTERNAL, 'a create whose LV name is taken by a foreign LV');
-  assert.match(msg, /not this pool's, and Lode leaves it alone/);
+  // The node's state, not a fault: refused before any record, for an operator to clear.
+  const msg = await expectCode(h.client.createVolume(volumeRequest(name, 16 * MiB, { cap: EXT4 })), status.FAILED_PRECONDITION, 'a create whose LV name is taken by a foreign LV');
+  assert.match(msg, /is a logical volume without the tag .*Lode neither uses nor removes it/);
   assert.ok((await report('lvs', 'lv_name', vg)).some((r) => r.lv_name === clash), 'the foreign LV is still there');
   assert.deepEqual(await h.poolFiles(POOL), [], 'the failed create left no record');
 

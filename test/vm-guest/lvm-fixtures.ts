@@ -1,11 +1,15 @@
 // The conformance fixtures of lvm pools, thick and thin, for the guest files that run the suite in the VM: a volume group on a loop device of the guest.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
+import { poolTag } from '../../src/backends/lvm/lvm-backend.js';
 import { LVM_CONFIG } from '../../src/sys/lvm.js';
-import type { BackendFixture, FixtureCapabilities, PoolMedium } from '../conformance/fixture.js';
+import { POOL } from '../conformance/checks.js';
+import type { BackendFixture, FixtureCapabilities, PlantedObject, PoolMedium } from '../conformance/fixture.js';
+import { fileHash, MiB, writeRandomFile } from '../driver/support.js';
 import { missingPrerequisite } from '../conformance/fixtures.js';
 import { guestOnly } from './support.js';
 
@@ -81,9 +85,32 @@ async function lvmUnavailable(): Promise<string | undefined> {
   return undefined;
 }
 
+/**
+ * A logical volume of the name Lode gives the storage of `id`, holding 8 MiB of random bytes:
+ * with the pool's tag it is what start-up quarantines without a record; without it, another
+ * tool's, which no Lode pool counts.
+ */
+async function plantedLv(vg: string, id: string, tagged: boolean): Promise<PlantedObject> {
+  const name = `lode-${id}`;
+  await lvmTool('lvcreate', ['-q', '-y', '-n', name, '-L', '8m', ...(tagged ? ['--addtag', poolTag(POOL)] : []), '--activate', 'y', vg]);
+  const device = `/dev/${vg}/${name}`;
+  const hash = await writeRandomFile(device, 8 * MiB);
+  return {
+    async assertIntact() {
+      assert.equal((await lvSizes(vg)).get(name), 8 * MiB, `${vg}/${name} is still there, at its size`);
+      assert.equal(await fileHash(device), hash, `${vg}/${name} keeps every byte it was planted with`);
+    },
+    remove: async () => { await lvmTool('lvremove', ['-q', '-y', `${vg}/${name}`]); },
+  };
+}
+
 function lvmFixture(name: string, o: LvmMediumOptions, snapshots: FixtureCapabilities['snapshots']): BackendFixture {
   // One medium at a time (the suite runs its cases one after another): damage needs its VG.
   let current: LvmMedium | undefined;
+  const vgNow = (): string => {
+    if (current === undefined) throw new Error('no medium is set up');
+    return current.vg;
+  };
   return {
     name,
     async setup() {
@@ -104,6 +131,10 @@ function lvmFixture(name: string, o: LvmMediumOptions, snapshots: FixtureCapabil
       await lvmTool('lvrename', ['-q', lv, renamed]);
       return async () => { await lvmTool('lvremove', ['-q', '-y', `${vg}/${renamed}`]); };
     },
+    foreignObjects: [
+      { what: 'a logical volume of the Lode name with the pool\'s tag', quarantined: true, plant: (_dir, _kind, id) => plantedLv(vgNow(), id, true) },
+      { what: 'a logical volume of the Lode name without the pool\'s tag', quarantined: false, plant: (_dir, _kind, id) => plantedLv(vgNow(), id, false) },
+    ],
     unavailable: lvmUnavailable,
     failpointsNotReached: [],
   };

@@ -2,12 +2,14 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { VolumeUsage } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import {
   assignQgroup, btrfsQuotaEnabled, btrfsQuotaHowTo, btrfsQuotaMode, createQgroup, createSubvolume, deleteSubvolumeTree, destroyQgroup, groupQgroup,
   isSubvolume, listSubvolumes, qgroupReport, removeQgroupRelation, setQgroupLimit, subvolumeId, subvolumeQgroup, type QgroupFigures,
 } from '../../sys/btrfs.js';
 import { run } from '../../sys/exec.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import { LIMIT_GRANULE, type FoundDirectory, type QuotaMethod, type Survey, type VolumesPlace } from './quota-method.js';
 
 /**
@@ -75,6 +77,10 @@ export class BtrfsQgroupMethod implements QuotaMethod {
   }
 
   async create(dir: string, record: VolumeRecord): Promise<void> {
+    // A subvolume there is an earlier attempt's under this record (the core found none before
+    // writing it); anything else was never Lode's (btrfs makes a subvolume whole): refused.
+    const st = await entryAt(dir);
+    if (st !== undefined && !(await isSubvolume(dir))) throw new StorageOccupiedError(dir, `is ${kindOf(st)}, not a btrfs subvolume`);
     await createSubvolume(dir);
     await fs.chmod(dir, 0o755);
     await this.setLimit(dir, record);

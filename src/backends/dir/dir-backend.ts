@@ -1,7 +1,8 @@
 // The quota-directory backend: each volume a directory of the pool's own filesystem, held to its size by that filesystem (XFS or ext4 project quotas, btrfs qgroups).
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
-import type { BackendCapabilities, DirectoryBackend, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
+import type { BackendCapabilities, DirectoryBackend, Occupant, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
@@ -9,6 +10,7 @@ import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
 import { readMountTable, type MountEntry } from '../../sys/mounts.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import { isProjectQuotaFsType } from '../../sys/project-quota.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import { DirSnapshots } from './dir-snapshots.js';
@@ -54,6 +56,7 @@ export class DirBackend implements DirectoryBackend {
       directory: (r) => this.directory(r),
       quotaMethod: async () => (await this.mechanism()).method,
       noteVolume: (r) => this.noteVolume(r),
+      forgetVolume: (r) => this.held.delete(r.id),
     });
   }
 
@@ -112,15 +115,30 @@ export class DirBackend implements DirectoryBackend {
     const unrecorded: UnrecordedStorage[] = [];
     for (const entry of await fs.readdir(this.volumesDir, { withFileTypes: true })) {
       if (!entry.isDirectory() || recorded.has(entry.name)) continue;
-      const dir = this.directory({ id: entry.name });
-      const found = await method.inspect(dir);
-      if (found.projectId !== undefined && found.projectId > 0) this.ids.take(found.projectId);
-      this.held.set(entry.name, { limitBytes: found.bytes, ...(found.projectId ? { projectId: found.projectId } : {}) });
-      unrecorded.push({ id: entry.name, location: dir, bytes: found.bytes });
+      unrecorded.push(await this.unrecordedDirectory(method, entry.name));
     }
     unrecorded.push(...(await this.snapshots.open(snapshots)));
     await this.refresh();
     return unrecorded;
+  }
+
+  /** A volume directory with no record: what it holds counted as a volume's, its project id never handed out. */
+  private async unrecordedDirectory(method: QuotaMethod, id: string): Promise<UnrecordedStorage> {
+    const dir = this.directory({ id });
+    const found = await method.inspect(dir);
+    if (found.projectId !== undefined && found.projectId > 0) this.ids.take(found.projectId);
+    this.held.set(id, { limitBytes: found.bytes, ...(found.projectId ? { projectId: found.projectId } : {}) });
+    return { id, location: dir, bytes: found.bytes };
+  }
+
+  /** A directory of the volume's name is what open reports without a record; anything else there is only in the way. */
+  async occupant(record: VolumeRecord): Promise<Occupant | undefined> {
+    const dir = this.directory(record);
+    const st = await entryAt(dir);
+    if (st === undefined) return undefined;
+    if (!st.isDirectory()) return { kind: 'foreign', location: dir, what: `is ${kindOf(st)}, not a volume directory` };
+    const { method } = await this.mechanism();
+    return { kind: 'unrecorded', storage: await this.unrecordedDirectory(method, record.id) };
   }
 
   /** A project id of its own for a volume on XFS or ext4, recorded before its directory exists. */
@@ -180,7 +198,13 @@ export class DirBackend implements DirectoryBackend {
   async allocate(record: VolumeRecord): Promise<void> {
     const { method } = await this.mechanism();
     this.noteVolume(record);
-    await method.create(this.directory(record), record);
+    try {
+      await method.create(this.directory(record), record);
+    } catch (err) {
+      // Refused before anything was made: the volume takes nothing (its record goes, not its place).
+      if (err instanceof StorageOccupiedError) this.held.delete(record.id);
+      throw err;
+    }
   }
 
   /** Counted before the directory exists: until a refresh says otherwise, all of it may yet be written. */

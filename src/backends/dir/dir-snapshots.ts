@@ -1,11 +1,13 @@
 // Snapshots, restores and clones of quota directories: btrfs subvolume snapshots, or copies of the tree on XFS and ext4, each snapshot a directory of the pool's snapshots folder.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
+import type { Occupant, SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import { snapshotsDir, type PoolConfig } from '../../pool/pool.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { reflinkSupported } from '../../sys/file-copy.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import { BtrfsSnapshotMethod } from './btrfs-snapshot-method.js';
 import type { QuotaMethod } from './quota-method.js';
@@ -20,6 +22,8 @@ export interface DirVolumes {
   quotaMethod(): Promise<QuotaMethod>;
   /** A volume's directory is about to be made: counted at its whole limit until a refresh reads its use. */
   noteVolume(record: VolumeRecord): void;
+  /** The directory was refused before it was made (StorageOccupiedError): no longer counted. */
+  forgetVolume(record: VolumeRecord): void;
 }
 
 /** The way `quota`'s filesystem snapshots; `reflink` says whether XFS shares blocks (only asked once the pool is open). */
@@ -72,6 +76,15 @@ export class DirSnapshots implements SnapshotSupport {
     return unrecorded;
   }
 
+  /** A directory of the snapshot's name is what open reports without a record; anything else there is only in the way. */
+  async snapshotOccupant(snapshot: SnapshotRecord): Promise<Occupant | undefined> {
+    const location = this.snapshotPath(snapshot);
+    const st = await entryAt(location);
+    if (st === undefined) return undefined;
+    if (!st.isDirectory()) return { kind: 'foreign', location, what: `is ${kindOf(st)}, not a snapshot directory` };
+    return { kind: 'unrecorded', storage: { id: snapshot.id, location, bytes: await (await this.snapshotMethod()).bytes(location) } };
+  }
+
   method(): string {
     return this.chosen?.description ?? 'not known until the pool is open';
   }
@@ -106,6 +119,11 @@ export class DirSnapshots implements SnapshotSupport {
     const from = 'snapshot' in source ? this.snapshotPath(source.snapshot) : this.volumes.directory(source.volume);
     target.backing = { ...target.backing, filledBy: method.kind };
     this.volumes.noteVolume(target);
-    await method.fill(from, this.volumes.directory(target), target);
+    try {
+      await method.fill(from, this.volumes.directory(target), target);
+    } catch (err) {
+      if (err instanceof StorageOccupiedError) this.volumes.forgetVolume(target);
+      throw err;
+    }
   }
 }

@@ -1,8 +1,10 @@
 // Quota directories on XFS and ext4: each volume a directory with a project id of its own (inherited by all inside) and that project's hard block limit.
 import { promises as fs } from 'node:fs';
 import type { VolumeUsage } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { run } from '../../sys/exec.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import {
   directoryProject, projectFigures, projectQuotaHowTo, projectQuotaState, projectReport, setDirectoryProject, setProjectLimit, type ProjectQuotaFsType,
 } from '../../sys/project-quota.js';
@@ -37,6 +39,10 @@ export class ProjectQuotaMethod implements QuotaMethod {
 
   async create(dir: string, record: VolumeRecord): Promise<void> {
     const id = projectIdOf(record);
+    // A directory there is an earlier attempt's under this record (the core found none before
+    // writing it); anything else is refused before the limit is set, so nothing was made.
+    const st = await entryAt(dir);
+    if (st !== undefined && !st.isDirectory()) throw new StorageOccupiedError(dir, `is ${kindOf(st)}, not a volume directory`);
     // The limit first: from the moment the directory carries the id, nothing in it is unlimited.
     await setProjectLimit(this.fsType, this.mountPoint, id, record.capacityBytes);
     await makeVolumeDirectory(dir);

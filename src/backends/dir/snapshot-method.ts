@@ -4,7 +4,9 @@ import type { VolumeRecord } from '../../pool/volume-record.js';
 /**
  * One filesystem's way of taking and restoring snapshots of volume directories. Every method
  * replaces whatever an interrupted attempt left at its target (a record proves the target is
- * Lode's), so each is idempotent after a crash at any point.
+ * Lode's: the core found nothing there before writing it), so each is idempotent after a crash
+ * at any point; what no attempt of its own leaves (a file where a directory goes) is refused
+ * with StorageOccupiedError, never removed.
  */
 export interface SnapshotMethod {
   /** What a snapshot's record says it is, for a restart and for logs. */

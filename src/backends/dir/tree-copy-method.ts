@@ -1,17 +1,23 @@
 // Snapshots of quota directories on XFS and ext4: a copy of the volume's tree (reflinked where XFS has reflink, else full) in the snapshots folder, outside every quota project; a restore copies it into a new volume directory with its own project and limit.
 import { promises as fs } from 'node:fs';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { run } from '../../sys/exec.js';
 import type { CopyMethod } from '../../sys/file-copy.js';
 import { copyTree, treeBytes } from '../../sys/tree-copy.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import type { QuotaMethod } from './quota-method.js';
 import type { SnapshotMethod } from './snapshot-method.js';
 
-async function exists(p: string): Promise<boolean> {
-  return fs.lstat(p).then(() => true, (err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return false;
-    throw err;
-  });
+/**
+ * Whether an earlier attempt's copy is at `to`: a directory (a copy starts with one), Lode's
+ * because the core found nothing there before it wrote the record. Anything else is refused
+ * with StorageOccupiedError, never removed.
+ */
+async function earlierCopy(to: string): Promise<boolean> {
+  const st = await entryAt(to);
+  if (st !== undefined && !st.isDirectory()) throw new StorageOccupiedError(to, `is ${kindOf(st)}, not a directory`);
+  return st !== undefined;
 }
 
 /** Removes a tree without following links or leaving its filesystem (GNU rm). */
@@ -37,7 +43,7 @@ export class TreeCopyMethod implements SnapshotMethod {
   }
 
   async take(from: string, to: string): Promise<number> {
-    await removeTree(to);
+    if (await earlierCopy(to)) await removeTree(to);
     await copyTree(from, to, this.kind);
     return treeBytes(to);
   }
@@ -54,7 +60,7 @@ export class TreeCopyMethod implements SnapshotMethod {
 
   async fill(from: string, to: string, target: VolumeRecord): Promise<void> {
     // A partial copy of an interrupted attempt goes first, with its limit.
-    if (await exists(to)) await this.volumes.remove(to, target);
+    if (await earlierCopy(to)) await this.volumes.remove(to, target);
     // The limit and the project (with its inherit flag) before any file: everything copied in is counted.
     await this.volumes.create(to, target);
     await copyTree(from, to, this.kind);

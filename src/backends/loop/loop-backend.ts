@@ -1,9 +1,10 @@
 // The loop-image backend: each volume is a preallocated image file in the pool directory, attached to a loop device.
 import { accessSync, promises as fs, constants as fsConstants, statSync } from 'node:fs';
 import * as path from 'node:path';
-import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
+import type { BackendCapabilities, BlockBackend, Occupant, UnrecordedStorage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import { MiB } from '../../pool/sizes.js';
+import { entryAt } from '../entry-at.js';
 import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
@@ -13,7 +14,7 @@ import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices
 import type { MountEntry } from '../../sys/mounts.js';
 import { log } from '../../util/log.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
-import { exclusiveBytes, LoopSnapshots, type LoopImages } from './loop-snapshots.js';
+import { exclusiveBytes, LoopSnapshots, refuseNonImage, type LoopImages } from './loop-snapshots.js';
 
 export const IMAGE_SUFFIX = '.img';
 
@@ -88,15 +89,27 @@ export class LoopBackend implements BlockBackend, LoopImages {
         this.imageBytes.set(image, sizes.get(image) ?? 0);
         continue;
       }
-      const st = await fs.stat(image).catch(() => undefined);
-      const bytes = st?.isFile() ? st.size : 0;
-      unrecorded.push({ id, location: image, bytes });
-      // Its blocks are missing from the free space like every other image's, and the ledger counts it.
-      this.imageBytes.set(image, bytes);
+      unrecorded.push(await this.unrecordedImage(id, image));
     }
     unrecorded.push(...(await this.snapshots.open(snapshots)));
     await this.refresh();
     return unrecorded;
+  }
+
+  /** An image (or whatever has its name) with no record: its size, counted as the pool's own images are. */
+  private async unrecordedImage(id: string, image: string): Promise<UnrecordedStorage> {
+    const st = await fs.stat(image).catch(() => undefined);
+    const bytes = st?.isFile() ? st.size : 0;
+    // Its blocks are missing from the free space like every other image's, and the ledger counts it.
+    this.imageBytes.set(image, bytes);
+    return { id, location: image, bytes };
+  }
+
+  /** Anything of the image's name is what open would report as an image with no record. */
+  async occupant(record: VolumeRecord): Promise<Occupant | undefined> {
+    const image = this.imagePath(record);
+    if ((await entryAt(image)) === undefined) return undefined;
+    return { kind: 'unrecorded', storage: await this.unrecordedImage(record.id, image) };
   }
 
   noteImage(image: string): void {
@@ -134,7 +147,9 @@ export class LoopBackend implements BlockBackend, LoopImages {
   allocate(record: VolumeRecord): Promise<void> {
     return this.spaceChanges.run(async () => {
       const image = this.imagePath(record);
-      const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o600);
+      // A link is refused as well (O_NOFOLLOW), never written through.
+      await refuseNonImage(image);
+      const handle = await fs.open(image, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW, 0o600);
       await handle.close();
       if (!this.known.has(image)) this.known.set(image, []);
       await this.preallocate(image, record.capacityBytes);

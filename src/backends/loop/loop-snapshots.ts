@@ -1,11 +1,13 @@
 // Snapshots, restores and clones of loop images: a reflink copy of the image where the pool's filesystem shares blocks, else a full sparse copy.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
+import type { Occupant, SnapshotSupport, UnrecordedStorage, VolumeSource } from '../../pool/backend.js';
 import { snapshotsDir, type PoolConfig } from '../../pool/pool.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { allocatedBytes, copyFile, reflinkSupported, type CopyMethod } from '../../sys/file-copy.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
+import { entryAt, kindOf } from '../entry-at.js';
 import type { SpaceChanges } from '../space-changes.js';
 import type { StorageBytes } from '../storage-bytes.js';
 
@@ -22,6 +24,16 @@ export interface LoopImages {
 }
 
 const SNAPSHOT_SUFFIX = '.img';
+
+/**
+ * Refuses, with StorageOccupiedError, anything but a regular file where an image or a
+ * snapshot's file goes. A regular file there is an earlier attempt's under the object's
+ * "creating" record: the core found nothing there before it wrote that record.
+ */
+export async function refuseNonImage(file: string): Promise<void> {
+  const st = await entryAt(file);
+  if (st !== undefined && !st.isFile()) throw new StorageOccupiedError(file, `is ${kindOf(st)}, not an image file`);
+}
 
 /** Bytes of a volume's image that are its own: all of them, less what a reflinked fill shares with its source. */
 export function exclusiveBytes(record: VolumeRecord): number {
@@ -63,16 +75,27 @@ export class LoopSnapshots implements SnapshotSupport {
       const id = name.slice(0, -SNAPSHOT_SUFFIX.length);
       const file = path.join(this.dir, name);
       const snap = recorded.get(id);
-      const bytes = await allocatedBytes(file).catch(() => 0);
       if (snap !== undefined) {
+        const bytes = await allocatedBytes(file).catch(() => 0);
         this.images.imageBytes.set(file, snap.backing?.['method'] === 'reflink' ? 0 : bytes);
       } else {
-        // Like an image with no record: kept, its blocks counted, its id quarantined.
-        unrecorded.push({ id, location: file, bytes });
-        this.images.imageBytes.set(file, bytes);
+        unrecorded.push(await this.unrecordedFile(id, file));
       }
     }
     return unrecorded;
+  }
+
+  /** Like an image with no record: kept, its blocks counted, its id quarantined. */
+  private async unrecordedFile(id: string, file: string): Promise<UnrecordedStorage> {
+    const bytes = await allocatedBytes(file).catch(() => 0);
+    this.images.imageBytes.set(file, bytes);
+    return { id, location: file, bytes };
+  }
+
+  async snapshotOccupant(snapshot: SnapshotRecord): Promise<Occupant | undefined> {
+    const file = this.snapshotPath(snapshot);
+    if ((await entryAt(file)) === undefined) return undefined;
+    return { kind: 'unrecorded', storage: await this.unrecordedFile(snapshot.id, file) };
   }
 
   method(): string {
@@ -93,6 +116,7 @@ export class LoopSnapshots implements SnapshotSupport {
       const file = this.snapshotPath(snapshot);
       const method = this.copyMethod;
       snapshot.backing = { ...snapshot.backing, method };
+      await refuseNonImage(file);
       await copyFile(this.images.imagePath(source), file, method);
       const bytes = await allocatedBytes(file);
       this.images.imageBytes.set(file, method === 'reflink' ? 0 : bytes);
@@ -128,6 +152,7 @@ export class LoopSnapshots implements SnapshotSupport {
       const from = 'snapshot' in source ? this.snapshotPath(source.snapshot) : this.images.imagePath(source.volume);
       const image = this.images.imagePath(target);
       const method = this.copyMethod;
+      await refuseNonImage(image);
       await copyFile(from, image, method);
       // What the reflink shares with its source (its blocks before preallocation): recorded, so a restart counts them as now.
       const shared = method === 'reflink' ? await allocatedBytes(image) : 0;

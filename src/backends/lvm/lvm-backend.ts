@@ -1,7 +1,8 @@
 // The LVM backend: each volume is a logical volume of the pool's volume group, linear (thick) or in a thin pool, that Lode names and tags as its own.
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { BackendCapabilities, BlockBackend, UnrecordedStorage } from '../../pool/backend.js';
+import type { BackendCapabilities, BlockBackend, Occupant, UnrecordedStorage } from '../../pool/backend.js';
+import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { reserveBytes, type LvmPoolConfig, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
@@ -239,9 +240,40 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
     return lv;
   }
 
+  /**
+   * The LV of the record where a create is about to make it: one of this pool's is an earlier
+   * attempt's under the "creating" record (the core found none before writing it); one of
+   * that name that is not this pool's is refused with StorageOccupiedError, nothing made.
+   */
+  async targetLv(record: Pick<VolumeRecord, 'id'>): Promise<LvReport | undefined> {
+    const lv = await readLv(this.lvm.vg, this.lvName(record));
+    if (lv && !this.isOurs(lv)) throw new StorageOccupiedError(`${this.lvm.vg}/${lv.name}`, `is a logical volume without the tag ${poolTag(this.config.name)}`);
+    return lv;
+  }
+
+  /** A thick clone also takes the name of its temporary snapshot of the source (which its steps remove): that is the clone's place too. */
+  async occupant(record: VolumeRecord): Promise<Occupant | undefined> {
+    const clone = this.lvm.thinPool === undefined && record.contentSource !== undefined && 'volume' in record.contentSource;
+    for (const id of [record.id, ...(clone ? [COPY_PREFIX + record.id] : [])]) {
+      const found = await this.lvOccupant(id);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** The LV named for `id`: one of this pool's is what open reports without a record, and counted as open counts it; another's is only in the way. */
+  async lvOccupant(id: string): Promise<Occupant | undefined> {
+    const lv = await readLv(this.lvm.vg, this.lvName({ id }));
+    if (!lv) return undefined;
+    const location = `${this.lvm.vg}/${lv.name}`;
+    if (!this.isOurs(lv)) return { kind: 'foreign', location, what: `is a logical volume without the tag ${poolTag(this.config.name)}` };
+    this.lvBytes.set(id, lv.sizeBytes);
+    return { kind: 'unrecorded', storage: { id, location, bytes: lv.sizeBytes } };
+  }
+
   allocate(record: VolumeRecord): Promise<void> {
     return this.spaceChanges.run(async () => {
-      const lv = await this.ownLv(record);
+      const lv = await this.targetLv(record);
       if (!lv) {
         try {
           const made = { vg: this.lvm.vg, name: this.lvName(record), bytes: record.capacityBytes, tags: [poolTag(this.config.name)] };

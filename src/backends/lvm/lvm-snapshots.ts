@@ -1,6 +1,6 @@
 // Snapshots, restores and clones of logical volumes: thin snapshots in a thin pool, classic copy-on-write snapshots and full copies in a thick one.
 import { promises as fs } from 'node:fs';
-import type { SnapshotSupport, VolumeSource } from '../../pool/backend.js';
+import type { Occupant, SnapshotSupport, VolumeSource } from '../../pool/backend.js';
 import type { LvmPoolConfig, PoolConfig } from '../../pool/pool.js';
 import { formatSize } from '../../pool/sizes.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
@@ -33,6 +33,10 @@ export interface LvmVolumes {
   ownTag(): string;
   /** The LV of that id as LVM has it now; one of that name that is not this pool's is an error. */
   ownLv(record: Pick<VolumeRecord, 'id'>): Promise<LvReport | undefined>;
+  /** The same where a create is about to make it: one that is not this pool's is StorageOccupiedError. */
+  targetLv(record: Pick<VolumeRecord, 'id'>): Promise<LvReport | undefined>;
+  /** What already has the LV name of `id` (see SnapshotSupport.snapshotOccupant). */
+  lvOccupant(id: string): Promise<Occupant | undefined>;
   /** LVM had no room although the ledger had: a full pool's answer. */
   taken(bytes: number, what: string): Promise<PoolFullError>;
   allocationUnit(): number;
@@ -109,10 +113,14 @@ export class LvmSnapshots implements SnapshotSupport {
     return this.thin ? source.capacityBytes : this.cowBytes(source);
   }
 
+  snapshotOccupant(snapshot: SnapshotRecord): Promise<Occupant | undefined> {
+    return this.v.lvOccupant(snapshot.id);
+  }
+
   takeSnapshot(source: VolumeRecord, snapshot: SnapshotRecord): Promise<number> {
     return this.v.spaceChanges.run(async () => {
       // One there is an interrupted attempt of this "creating" record's: an older point in time, so made again.
-      if (await this.v.ownLv(snapshot)) await removeLv(this.vg, this.v.lvName(snapshot));
+      if (await this.v.targetLv(snapshot)) await removeLv(this.vg, this.v.lvName(snapshot));
       const cowBytes = this.thin ? undefined : this.cowBytes(source);
       try {
         await createSnapshotLv({
@@ -170,7 +178,7 @@ export class LvmSnapshots implements SnapshotSupport {
   /** A thin snapshot of the source, usable as a volume, grown to the size asked. */
   private async thinFill(target: VolumeRecord, source: VolumeSource): Promise<void> {
     const origin = 'snapshot' in source ? source.snapshot : source.volume;
-    let lv = await this.v.ownLv(target);
+    let lv = await this.v.targetLv(target);
     if (!lv) {
       // lvcreate commits the whole LV at once: one found is a complete snapshot of this source, made by an interrupted attempt.
       try {
@@ -186,7 +194,7 @@ export class LvmSnapshots implements SnapshotSupport {
 
   /** A new linear volume holding a copy of the snapshot, or of a temporary snapshot of the volume. */
   private async thickFill(target: VolumeRecord, source: VolumeSource): Promise<void> {
-    if (!(await this.v.ownLv(target))) {
+    if (!(await this.v.targetLv(target))) {
       try {
         await createLv({ vg: this.vg, name: this.v.lvName(target), bytes: target.capacityBytes, tags: this.tags() });
       } catch (err) {
