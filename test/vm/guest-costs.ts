@@ -4,32 +4,29 @@ import * as path from 'node:path';
 /**
  * Guest seconds of each file in the full `CI=true npm test` of 2026-12-02 on the 2-core
  * development machine, two VMs side by side (its log is not kept in the repository). A figure
- * that drifts only makes the VMs finish less evenly; nothing is timed against it. The four
- * `-foreign` files: their own run of 2026-12-04, two VMs side by side on the same machine.
+ * that drifts only makes the VMs finish less evenly; nothing is timed against it. The two
+ * `-tenants` files: below.
  */
 const GUEST_SECONDS: Readonly<Record<string, number>> = {
   'conformance-dir-ext4-recovery': 183,
   'conformance-dir-ext4': 216,
-  'conformance-dir-ext4-foreign': 114,
   'conformance-dir-xfs-recovery': 160,
   'conformance-dir-xfs-snapshots': 93,
   'conformance-dir-xfs': 209,
-  // Measured alone on 2026-12-04 (one VM, load 2-4 from other suites), not in a full run.
-  'conformance-dir-writers': 85,
-  'conformance-lvm-writers': 123,
-  'conformance-dir-xfs-foreign': 101,
+  // The writers and foreign-objects cases' own runs of 2026-12-04, per backend, added up: XFS
+  // 36 + 101, ext4 40 + 114, thick 50 + 248, thin 62 + 223; the larger of each pair.
+  'conformance-dir-tenants': 154,
+  'conformance-lvm-tenants': 298,
   'conformance-lvm-thick-crash': 82,
   'conformance-lvm-thick-growth': 281,
   'conformance-lvm-thick-recovery': 225,
   'conformance-lvm-thick-snapshot-crash': 172,
   'conformance-lvm-thick-snapshots': 151,
   'conformance-lvm-thick': 250,
-  'conformance-lvm-thick-foreign': 248,
   'conformance-lvm-thin-growth': 190,
   'conformance-lvm-thin-recovery': 48,
   'conformance-lvm-thin-snapshots': 157,
   'conformance-lvm-thin': 101,
-  'conformance-lvm-thin-foreign': 223,
   'dir-backend-ext4': 66,
   'dir-backend-xfs': 35,
   'ext4-project-quota': 15,

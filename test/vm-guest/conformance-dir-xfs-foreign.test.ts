@@ -1,5 +1,0 @@
-// Backend conformance of dir pools on XFS project quotas, in the VM: a directory or file Lode did not make at a new volume's, restore's or snapshot's place is refused, kept and never served.
-import { runConformance } from '../conformance/suite.js';
-import { dirXfsFixture } from './quota-fixtures.js';
-
-runConformance(dirXfsFixture, { cases: ['foreign-objects'] });
