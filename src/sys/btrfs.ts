@@ -134,19 +134,26 @@ async function tolerating(benign: RegExp, call: Promise<unknown>): Promise<void>
   }
 }
 
+/** Where the kernel lists each mounted btrfs, by its uuid. */
+const SYS_BTRFS = '/sys/fs/btrfs';
+
 /**
- * How the filesystem holding `mountPoint` accounts quotas: "simple" (squota, Linux 6.7 and
- * later: extents charged to the subvolume that wrote them, and a subvolume made inside another
- * joins its parent's groups by itself) or "full" (every extent tracked; a new subvolume joins
- * no group unless its creator names one). Kernels before 6.7 know only full qgroups and have
- * no sysfs entry for the mode.
+ * How the btrfs filesystem on `device` (a mount's source) accounts quotas: "simple" (squota,
+ * Linux 6.7 and later: extents charged to the subvolume that wrote them, and a subvolume made
+ * inside another joins its parent's groups by itself) or "full" (every extent tracked; a new
+ * subvolume joins no group unless its creator names one). Read from sysfs, where each btrfs
+ * lists its devices; kernels before 6.7 know only full qgroups and have no entry for the mode,
+ * and where the filesystem cannot be found there the answer is "full" too, which only makes the
+ * survey stricter (subvolumes made inside a volume are frozen rather than joined).
  */
-export async function btrfsQuotaMode(mountPoint: string): Promise<'simple' | 'full'> {
-  const { stdout } = await run('btrfs', ['filesystem', 'show', mountPoint]);
-  const uuid = /uuid:\s*([0-9a-f-]{36})/i.exec(stdout)?.[1];
-  if (uuid === undefined) throw new Error(`btrfs printed no filesystem uuid for ${mountPoint}: ${stdout.trim()}`);
-  const mode = await fs.readFile(`/sys/fs/btrfs/${uuid}/qgroups/mode`, 'utf8').catch(() => 'qgroup');
-  return mode.trim() === 'squota' ? 'simple' : 'full';
+export async function btrfsQuotaMode(device: string): Promise<'simple' | 'full'> {
+  const name = path.basename(await fs.realpath(device).catch(() => device));
+  for (const uuid of await fs.readdir(SYS_BTRFS).catch(() => [] as string[])) {
+    if (!(await fs.lstat(path.join(SYS_BTRFS, uuid, 'devices', name)).then(() => true, () => false))) continue;
+    const mode = await fs.readFile(path.join(SYS_BTRFS, uuid, 'qgroups', 'mode'), 'utf8').catch(() => 'qgroup');
+    return mode.trim() === 'squota' ? 'simple' : 'full';
+  }
+  return 'full';
 }
 
 export interface QgroupFigures {

@@ -35,6 +35,8 @@ export interface FixtureCapabilities {
    * driver cannot see, which the pool declares (project ids of XFS and ext4).
    */
   writers: 'bounded' | 'caught' | 'said';
+  /** What the pool's declaration of its way past the limit must say (the start-up log's `how`), where it has one. */
+  declares?: RegExp;
   /** The pool snapshots, restores and clones; omitted = it cannot, and the snapshot cases are not registered. */
   snapshots?: {
     /** A volume can be deleted while it has snapshots (they do not depend on it). */

@@ -112,6 +112,8 @@ export interface QuotaFilesystem {
   damage(poolDir: string, volumeId: string): Promise<void>;
   /** How far the filesystem's limits hold a volume's writers (FixtureCapabilities.writers). */
   writers: 'caught' | 'said';
+  /** FixtureCapabilities.declares. */
+  declares: RegExp;
   /** Objects of this filesystem's own to plant, besides a directory and a file (dirForeignObjects). */
   foreignObjects?: readonly ForeignObject[];
   /** A further reason not to run (e.g. only inside the test VM). */
@@ -159,7 +161,7 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
     // No freeze: a directory volume's filesystem is the pool's own, shared by every volume. The
     // freeze failpoint under each name it has had (one for both copies, or a snapshot's and a clone's).
     capabilities: {
-      rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true, writers: q.writers,
+      rawBlock: false, fsTypes: [q.fsType], onlineGrowth: true, writers: q.writers, declares: q.declares,
       snapshots: { independent: true, notReached: ['copy:frozen', 'snapshot:frozen', 'clone:frozen'] },
     },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
@@ -195,6 +197,7 @@ function dirBtrfsQuota(): QuotaFilesystem {
     enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', mountPoint]); },
     commands: ['mkfs.btrfs', 'btrfs'],
     writers: 'caught',
+    declares: /full qgroups/,
     // A subvolume is what a btrfs pool makes for a volume: with no record, start-up quarantines it.
     foreignObjects: [{
       what: 'a btrfs subvolume with a file in it',
@@ -236,6 +239,7 @@ export async function simpleQuotasMissing(): Promise<string | undefined> {
 export const dirBtrfsSimpleFixture: BackendFixture = quotaDirFixture({
   ...dirBtrfsQuota(),
   name: 'dir-btrfs-simple',
+  declares: /naming another qgroup/,
   enable: async (mountPoint) => { await run('btrfs', ['quota', 'enable', '--simple', mountPoint]); },
   async unavailable() {
     const missing = await simpleQuotasMissing();

@@ -111,6 +111,8 @@ export function registerWriterCases(fixture: BackendFixture, guarded: Guard): vo
     assert.equal(escapable, expected !== 'bounded', `lode_pool_limit_escapable says ${escapable ? '' : 'not '}escapable; the fixture expects ${expected}`);
     const said = logEntries(c.h).find((e) => e['msg'] === 'a volume\'s writers can get past its limit on this pool\'s filesystem');
     assert.equal(said !== undefined, escapable, 'the log says so at start-up exactly when the metric does');
+    const declares = fixture.capabilities.declares;
+    if (declares !== undefined) assert.match(String(said?.['how']), declares, 'the pool declares the way its filesystem has');
 
     // A directory volume shares the pool's filesystem: what any attempt takes shows there. A
     // block volume is a filesystem of its own, where it shows.

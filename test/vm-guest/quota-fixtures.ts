@@ -22,6 +22,7 @@ export const dirXfsFixture: BackendFixture = quotaDirFixture({
   commands: ['mkfs.xfs', 'xfs_quota', 'xfs_io'],
   damage: removeVolumeDirectory,
   writers: 'said',
+  declares: /project id of a file it owns/,
   unavailable: async () => guestOnly || undefined,
 });
 
@@ -35,6 +36,7 @@ export const dirExt4Fixture: BackendFixture = quotaDirFixture({
   commands: ['mkfs.ext4', 'xfs_quota', 'xfs_io'],
   damage: removeVolumeDirectory,
   writers: 'said',
+  declares: /project id of a file it owns/,
   unavailable: async () => guestOnly || undefined,
 });
 

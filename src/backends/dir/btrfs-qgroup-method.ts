@@ -54,10 +54,7 @@ export class BtrfsQgroupMethod implements QuotaMethod {
 
   /** The filesystem's quota mode, read once (changing it means turning quotas off and on, which drops every limit). */
   private quotaMode(): Promise<'simple' | 'full'> {
-    this.mode ??= btrfsQuotaMode(this.mountPoint).catch((err: unknown) => {
-      this.mode = undefined;
-      throw err;
-    });
+    this.mode ??= btrfsQuotaMode(this.place.containing.mount.source);
     return this.mode;
   }
 
