@@ -13,7 +13,7 @@ import { entryAt, kindOf } from '../entry-at.js';
 import { LIMIT_GRANULE, type FoundDirectory, type QuotaMethod, type Survey, type VolumesPlace } from './quota-method.js';
 
 /**
- * Why a limit on the volume's own subvolume is not enough: any user may make a subvolume inside
+ * Why a limit on the volume's own subvolume is not enough, since every user may make a subvolume inside
  * a directory it can write (`btrfs subvolume create` needs no privilege; so does a snapshot of a
  * subvolume it owns), and that subvolume has a qgroup of its own, outside the volume's.
  *
