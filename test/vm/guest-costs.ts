@@ -13,10 +13,9 @@ const GUEST_SECONDS: Readonly<Record<string, number>> = {
   'conformance-dir-xfs-recovery': 160,
   'conformance-dir-xfs-snapshots': 93,
   'conformance-dir-xfs': 209,
-  // The writers and foreign-objects cases' own runs of 2026-12-04, per backend, added up: XFS
-  // 36 + 101, ext4 40 + 114, thick 50 + 248, thin 62 + 223; the larger of each pair.
-  'conformance-dir-tenants': 154,
-  'conformance-lvm-tenants': 298,
+  // The full VM run of 2026-12-04 (two VMs side by side; XFS and thin that day).
+  'conformance-dir-tenants': 138,
+  'conformance-lvm-tenants': 222,
   'conformance-lvm-thick-crash': 82,
   'conformance-lvm-thick-growth': 281,
   'conformance-lvm-thick-recovery': 225,
