@@ -13,7 +13,7 @@ const GUEST_SECONDS: Readonly<Record<string, number>> = {
   'conformance-dir-xfs-recovery': 160,
   'conformance-dir-xfs-snapshots': 93,
   'conformance-dir-xfs': 209,
-  // The full VM run of 2026-12-04 (two VMs side by side; XFS and thin that day).
+  // The full VM run of 2026-12-04 (two VMs side by side; ext4 and thin that day).
   'conformance-dir-tenants': 138,
   'conformance-lvm-tenants': 222,
   'conformance-lvm-thick-crash': 82,
