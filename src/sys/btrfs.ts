@@ -1,6 +1,7 @@
 // btrfs subvolumes and qgroup limits: what a `dir` pool on btrfs gives each volume (a subvolume held to its size by a qgroup limit).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { entryAt } from './entry-at.js';
 import { ExecError, run } from './exec.js';
 
 /** statfs f_type of btrfs. */
@@ -35,10 +36,7 @@ export function btrfsQuotaHowTo(mountPoint: string): string {
 
 /** Makes `p` a subvolume unless it already is one; anything else already there is refused. */
 export async function createSubvolume(p: string): Promise<void> {
-  const st = await fs.lstat(p).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
-    throw err;
-  });
+  const st = await entryAt(p);
   if (st !== undefined) {
     if (await isSubvolume(p)) return;
     throw new Error(`${p} exists and is not a btrfs subvolume`);

@@ -9,7 +9,7 @@ import {
   isSubvolume, listSubvolumes, qgroupReport, removeQgroupRelation, setQgroupLimit, subvolumeId, subvolumeQgroup, type QgroupFigures,
 } from '../../sys/btrfs.js';
 import { run } from '../../sys/exec.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import { LIMIT_GRANULE, type FoundDirectory, type QuotaMethod, type Survey, type VolumesPlace } from './quota-method.js';
 
 /**
@@ -105,11 +105,7 @@ export class BtrfsQgroupMethod implements QuotaMethod {
   }
 
   async remove(dir: string): Promise<void> {
-    const st = await fs.lstat(dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw err;
-    });
-    if (st === undefined) return;
+    if ((await entryAt(dir)) === undefined) return;
     // A subvolume goes with its qgroup's limit; anything else in its place (a directory a
     // crash or an operator left) is removed without following links or crossing filesystems.
     if (!(await isSubvolume(dir))) {

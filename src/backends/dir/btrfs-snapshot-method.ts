@@ -3,7 +3,7 @@ import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { isReadOnlySubvolume, isSubvolume, qgroupOf, snapshotSubvolume } from '../../sys/btrfs.js';
 import { treeBytes } from '../../sys/tree-copy.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import type { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import type { SnapshotMethod } from './snapshot-method.js';
 

@@ -10,7 +10,7 @@ import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
 import { readMountTable, type MountEntry } from '../../sys/mounts.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import { isProjectQuotaFsType } from '../../sys/project-quota.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import { DirSnapshots } from './dir-snapshots.js';

@@ -7,7 +7,7 @@ import { snapshotsDir, type PoolConfig } from '../../pool/pool.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { reflinkSupported } from '../../sys/file-copy.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
 import { BtrfsSnapshotMethod } from './btrfs-snapshot-method.js';
 import type { QuotaMethod } from './quota-method.js';

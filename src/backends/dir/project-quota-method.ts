@@ -4,7 +4,7 @@ import type { VolumeUsage } from '../../pool/backend.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { run } from '../../sys/exec.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import {
   directoryProject, projectFigures, projectQuotaHowTo, projectQuotaState, projectReport, setDirectoryProject, setProjectLimit, type ProjectQuotaFsType,
 } from '../../sys/project-quota.js';

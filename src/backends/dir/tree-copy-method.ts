@@ -5,7 +5,7 @@ import type { VolumeRecord } from '../../pool/volume-record.js';
 import { run } from '../../sys/exec.js';
 import type { CopyMethod } from '../../sys/file-copy.js';
 import { copyTree, treeBytes } from '../../sys/tree-copy.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import type { QuotaMethod } from './quota-method.js';
 import type { SnapshotMethod } from './snapshot-method.js';
 

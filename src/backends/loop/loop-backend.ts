@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, Occupant, UnrecordedStorage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import { MiB } from '../../pool/sizes.js';
-import { entryAt } from '../entry-at.js';
+import { entryAt } from '../../sys/entry-at.js';
 import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';

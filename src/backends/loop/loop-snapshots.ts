@@ -7,7 +7,7 @@ import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { allocatedBytes, copyFile, reflinkSupported, type CopyMethod } from '../../sys/file-copy.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
-import { entryAt, kindOf } from '../entry-at.js';
+import { entryAt, kindOf } from '../../sys/entry-at.js';
 import type { SpaceChanges } from '../space-changes.js';
 import type { StorageBytes } from '../storage-bytes.js';
 
