@@ -3,6 +3,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { recordedProjectId } from '../../src/backends/dir/project-quota-method.js';
+import type { VolumeRecord } from '../../src/pool/volume-record.js';
+import { subvolumeId } from '../../src/sys/btrfs.js';
 import { ExecError, run } from '../../src/sys/exec.js';
 import { createVolume, fsCap, httpGet, logEntries, metricsPort, MiB, stageAndPublish, teardown, usage } from '../driver/support.js';
 import { assertNothingLeft, POOL, snapshot, startDriver, type Conformance } from './checks.js';
@@ -60,20 +63,15 @@ async function metric(port: number, name: string): Promise<number | undefined> {
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-/** The btrfs subvolume id of the subvolume holding `dir`. */
-async function subvolumeIdOf(dir: string): Promise<number> {
-  return Number((await run('btrfs', ['inspect-internal', 'rootid', dir])).stdout.trim());
-}
-
 /** 16 MiB, or the pool's minimum for the case's filesystem where that is more. */
 async function smallSize(c: Conformance): Promise<number> {
   const res = await c.h.client.getCapacity({ parameters: { pool: POOL, fsType: c.fsType } });
   return Math.max(16 * MiB, Math.ceil(Number(res.minimum_volume_size?.value ?? 0) / MiB) * MiB);
 }
 
-async function recordedProjectId(c: Conformance, volumeId: string): Promise<number | undefined> {
-  const r = JSON.parse(await fs.readFile(path.join(c.poolDir, 'volumes', `${volumeId}.json`), 'utf8')) as { backing?: { projectId?: unknown } };
-  return typeof r.backing?.projectId === 'number' ? r.backing.projectId : undefined;
+/** The quota project id the driver recorded for the volume (XFS and ext4 pools), read from its record file. */
+async function projectIdOfVolume(c: Conformance, volumeId: string): Promise<number | undefined> {
+  return recordedProjectId(JSON.parse(await fs.readFile(path.join(c.poolDir, 'volumes', `${volumeId}.json`), 'utf8')) as VolumeRecord);
 }
 
 /** Sets the project id of `file` as the writer, in a user namespace of its own when `inUserNamespace`. */
@@ -161,7 +159,7 @@ export function registerWriterCases(fixture: BackendFixture, guarded: Guard): vo
     await asWriter('rm', ['-f', path.join(B, 'shared'), path.join(B, 'linked')]);
 
     // Project ids (XFS and ext4 quota directories): the owner of a file may change its id.
-    const neighbourProject = await recordedProjectId(c, b.id);
+    const neighbourProject = await projectIdOfVolume(c, b.id);
     const projectEscapes: string[] = [];
     for (const [what, id] of [['project id 0', 0], ['the neighbour\'s project id', neighbourProject]] as const) {
       if (id === undefined) continue;
@@ -189,7 +187,7 @@ export function registerWriterCases(fixture: BackendFixture, guarded: Guard): vo
     const mustCatch: string[] = [];
     if (c.fsType === 'btrfs' && shared) {
       const into = path.join(A, 'sub-in-neighbour');
-      if ((await asWriter('btrfs', ['subvolume', 'create', '-i', `1/${await subvolumeIdOf(B)}`, into])).ok) {
+      if ((await asWriter('btrfs', ['subvolume', 'create', '-i', `1/${await subvolumeId(B)}`, into])).ok) {
         nested.push(into);
         mustCatch.push(into);
         await attempt('a subvolume in the neighbour\'s group', () => writerDd(path.join(into, 'data'), mib - 4).then(() => undefined), { kind: 'subvolume', clean: false });

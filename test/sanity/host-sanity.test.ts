@@ -47,6 +47,10 @@ export function sanityCounts(output: string): Counts | undefined {
 
 interface SanityRun {
   name: string;
+  /** The filesystem the volumes get (a dir pool's own, or the loop volumes' fsType). */
+  fsType: string;
+  /** Why the medium cannot be made here, if it needs more than loop images. */
+  unavailable?(): Promise<string | undefined>;
   pools(t: TestContext): Promise<PoolSpec[]>;
   parameters: Record<string, string>;
   bytes: number;
@@ -55,13 +59,15 @@ interface SanityRun {
 }
 
 const RUNS: SanityRun[] = [
-  { name: 'loop, ext4, controller and node expansion', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, controllerExpansion: true },
-  { name: 'loop, ext4, node expansion only', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, controllerExpansion: false },
+  { name: 'loop, ext4, controller and node expansion', fsType: 'ext4', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, controllerExpansion: true },
+  { name: 'loop, ext4, node expansion only', fsType: 'ext4', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, controllerExpansion: false },
   // mkfs.xfs wants 300 MiB at least; the images are sparse until written.
-  { name: 'loop, xfs', pools: async () => [{ name: 'fast', size: '8Gi' }], parameters: { pool: 'fast', fsType: 'xfs' }, bytes: 320 * MiB, controllerExpansion: true },
-  { name: 'loop, raw block', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, block: true, controllerExpansion: true },
+  { name: 'loop, xfs', fsType: 'xfs', pools: async () => [{ name: 'fast', size: '8Gi' }], parameters: { pool: 'fast', fsType: 'xfs' }, bytes: 320 * MiB, controllerExpansion: true },
+  { name: 'loop, raw block', fsType: 'ext4', pools: async () => [{ name: 'fast', size: '2Gi' }], parameters: { pool: 'fast' }, bytes: 32 * MiB, block: true, controllerExpansion: true },
   {
     name: 'dir on btrfs',
+    fsType: 'btrfs',
+    unavailable: () => dirBtrfsFixture.unavailable(),
     async pools(t) {
       const medium = await dirBtrfsFixture.setup(t);
       t.after(() => medium.cleanup());
@@ -80,8 +86,9 @@ for (const r of RUNS) {
       t.skip(binary.missing);
       return;
     }
-    if (r.name.startsWith('dir') && (await dirBtrfsFixture.unavailable()) !== undefined) {
-      t.skip(await dirBtrfsFixture.unavailable());
+    const without = await r.unavailable?.();
+    if (without !== undefined) {
+      t.skip(without);
       return;
     }
     const pools = await r.pools(t);
@@ -101,8 +108,7 @@ for (const r of RUNS) {
     ];
     // The one documented refusal: a mounted ext4 grows on the node alone only with CAP_SYS_RESOURCE, which this
     // machine withholds; the driver answers FAILED_PRECONDITION and grows it at the next stage.
-    const ext4 = (r.parameters['fsType'] ?? 'ext4') === 'ext4' && !r.block && !r.name.startsWith('dir');
-    if (ext4 && !r.controllerExpansion && !(await hasCapability(CAP_SYS_RESOURCE))) {
+    if (r.fsType === 'ext4' && !r.block && !r.controllerExpansion && !(await hasCapability(CAP_SYS_RESOURCE))) {
       args.push('--ginkgo.skip=NodeExpandVolume should work if node-expand is called after node-publish');
       t.diagnostic('skipped: NodeExpandVolume of a published ext4 volume (online ext4 growth needs CAP_SYS_RESOURCE, which this process lacks)');
     }
