@@ -25,11 +25,23 @@ const MOUNT_FLAG = /^[A-Za-z0-9_][A-Za-z0-9_.=:/+-]{0,127}$/;
 /** Options that would change what is mounted or how, not tune the filesystem: Lode decides those. */
 const RESERVED_FLAGS = /^(bind|rbind|remount|move|make-\w+|loop(=.*)?|x-.*|X-.*)$/;
 
+/** How much of a capability the caller must state. */
+export interface CapabilityReading {
+  /**
+   * An access mode left unset (the enum's zero, UNKNOWN) or an access type left unset asks for
+   * nothing, so it rules nothing out. Only GetCapacity reads capabilities so: csi-provisioner
+   * v2.0.0 to v4.0.1 sent every GetCapacity one mount capability with access mode UNKNOWN, meaning
+   * "capacity does not depend on capabilities" (upstream a10147309 sends none since v5.0.0).
+   */
+  unsetMeansAny?: boolean;
+}
+
 /** Returns a description of why `cap` is not supported, or the parsed capability. */
-export function parseCapability(cap: VolumeCapability__Output | null | undefined, field: string): Capability | string {
+export function parseCapability(cap: VolumeCapability__Output | null | undefined, field: string, reading: CapabilityReading = {}): Capability | string {
   if (!cap) return `${field} is required`;
-  const mode = cap.access_mode?.mode ?? 'UNKNOWN';
-  if (cap.access_mode === null) return `${field}.access_mode is required`;
+  const stated = cap.access_mode?.mode ?? 'UNKNOWN';
+  if (cap.access_mode === null && !reading.unsetMeansAny) return `${field}.access_mode is required`;
+  const mode = stated === 'UNKNOWN' && reading.unsetMeansAny ? SUPPORTED_ACCESS_MODES[0] : stated;
   if (!(SUPPORTED_ACCESS_MODES as readonly string[]).includes(mode)) {
     return `${field}: access mode ${mode} is not supported: a node-local volume is usable on one node only (supported: ${SUPPORTED_ACCESS_MODES.join(', ')})`;
   }
@@ -50,6 +62,7 @@ export function parseCapability(cap: VolumeCapability__Output | null | undefined
     }
     return { accessType: 'mount', fsType: fs as FsType | '', mountFlags: [...flags], mode };
   }
+  if (reading.unsetMeansAny) return { accessType: 'mount', fsType: '', mountFlags: [], mode };
   return `${field}: access_type (block or mount) is required`;
 }
 

@@ -211,7 +211,7 @@ export function controllerService(ctx: DriverContext) {
     if (req.accessible_topology && !ctx.isThisNode(req.accessible_topology.segments)) return zero;
     if (poolMissing(params, catalog) !== undefined) return zero;
     for (const [i, cap] of req.volume_capabilities.entries()) {
-      if (typeof parseCapability(cap, `volume_capabilities[${i}]`) === 'string') return zero;
+      if (typeof parseCapability(cap, `volume_capabilities[${i}]`, { unsetMeansAny: true }) === 'string') return zero;
     }
     // One statfs: the disk's free space moves with whatever else writes there.
     await catalog.refresh(params.pool);

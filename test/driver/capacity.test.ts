@@ -2,6 +2,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import { toGrpcTarget } from '../../src/csi/client.js';
+import { csiDefinition } from '../../src/csi/proto.js';
+import type * as csi from '../../src/csi/types.js';
 import { run } from '../../src/sys/exec.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { createVolume, expectCode, fsCap, MiB, rawCap, status, TOPOLOGY_KEY, volumeRequest } from './support.js';
@@ -102,6 +106,37 @@ test('capabilities the driver cannot serve report no capacity; supported ones re
   assert.equal(await withCaps([fsCap('ext4', 'MULTI_NODE_MULTI_WRITER')]), 0);
   assert.equal(await withCaps([fsCap('ext4')]), 512 * MiB);
   assert.equal(await withCaps([rawCap()]), 512 * MiB);
+});
+
+/**
+ * The GetCapacity request csi-provisioner v2.0.0 to v4.0.1 sends, byte for byte as the upstream
+ * marshaller (v4.0.1's vendored CSI and protobuf modules) wrote it for parameters {pool: fast} and
+ * this node's topology: one capability with an empty MountVolume (`1a 00`) and an access mode
+ * present but UNKNOWN (`12 00`). Since v5.0.0 it sends no capability; both must get the figure.
+ */
+const PROVISIONER_V4_REQUEST = '0a041a001200120c0a04706f6f6c1204666173741a280a260a1a746f706f6c6f67792e6c6f64652e6373692e6465762f6e6f646512086e6f64652d636170';
+
+test('the request of csi-provisioner v2.0.0-v4.0.1 (mount, access mode UNKNOWN) gets the pool\'s figure; a stated unsupported mode still gets none', async () => {
+  const method = csiDefinition()['csi.v1.Controller'] as Record<string, { responseDeserialize(b: Buffer): unknown }>;
+  const client = new grpc.Client(toGrpcTarget(h.endpoint), grpc.credentials.createInsecure());
+  try {
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      client.makeUnaryRequest('/csi.v1.Controller/GetCapacity', (b: Buffer) => b, (b: Buffer) => b, Buffer.from(PROVISIONER_V4_REQUEST, 'hex'), (err, value) => {
+        if (err || !value) reject(err ?? new Error('empty answer'));
+        else resolve(value);
+      });
+    });
+    const res = method.GetCapacity.responseDeserialize(answer) as csi.GetCapacityResponse__Output;
+    assert.equal(Number(res.available_capacity), 512 * MiB);
+  } finally {
+    client.close();
+  }
+  const unknownMode = { mount: {}, access_mode: { mode: 'UNKNOWN' as const } };
+  assert.equal(Number((await h.client.getCapacity({ parameters: { pool: 'fast' }, volume_capabilities: [unknownMode] })).available_capacity), 512 * MiB);
+  assert.equal(Number((await h.client.getCapacity({ parameters: { pool: 'fast' }, volume_capabilities: [{ access_mode: { mode: 'UNKNOWN' } }] })).available_capacity), 512 * MiB, 'no access type either: nothing asked, nothing ruled out');
+  assert.equal(Number((await h.client.getCapacity({ parameters: { pool: 'fast' }, volume_capabilities: [{ access_mode: { mode: 'MULTI_NODE_READER_ONLY' } }] })).available_capacity), 0, 'a stated mode this driver cannot serve');
+  // CreateVolume still requires a mode it can honour.
+  await expectCode(h.client.createVolume(volumeRequest('cap-unknown-mode', 16 * MiB, { cap: unknownMode })), status.INVALID_ARGUMENT, 'an UNKNOWN access mode at create');
 });
 
 test('a pool without a size offers what its filesystem can hold', async () => {
