@@ -162,7 +162,7 @@ function commit(b: WriteBackend, t: WriteTarget, verb: string, name: string, cur
   next.apiVersion = t.r.apiVersion;
   next.kind = t.r.kind;
   next = admitted(t, name, next, old);
-  const unchanged = (x: Obj): string => toJsonText({ ...x, metadata: { ...(x.metadata as Obj), resourceVersion: undefined, managedFields: undefined } });
+  const unchanged = (x: Obj): string => toJsonText({ ...x, metadata: { ...(x.metadata as Obj), resourceVersion: undefined, managedFields: undefined, generation: undefined } });
   if (cur.stored && unchanged(next) === unchanged(old)) return typed(t.r, cur.object);
   if (t.dryRun) return typed(t.r, next as AnyObject);
   let written: AnyObject;
