@@ -10,6 +10,7 @@ import { applyPatch } from './patch/apply-patch.js';
 import { isPlainObject } from './patch/merge-patch.js';
 import { alreadyExists, badRequest, conflict, deletedStatus, invalid, methodNotAllowed, notFound, StatusError } from './status.js';
 import { toJson, toJsonText, typed } from './wire.js';
+import { checkBodyFields, checkPatchedFields, type FieldValidation } from './field-validation.js';
 
 /** What the writes need of the cluster. */
 export interface WriteBackend {
@@ -29,6 +30,10 @@ export interface WriteTarget {
   dryRun: boolean;
   /** The clock's display shift: the stored object's Dates go to the client, and to patches, moved by it. */
   displayShiftMs: number;
+  /** What to do with fields the kind's schema does not declare (?fieldValidation). */
+  fieldValidation: FieldValidation;
+  /** Warnings for the response's Warning headers, added to by the write. */
+  warnings: string[];
 }
 
 type Obj = Record<string, unknown>;
@@ -79,6 +84,7 @@ function initialStatus(kind: Kind): Obj | undefined {
 export async function createObject(b: WriteBackend, t: WriteTarget, body: unknown): Promise<AnyObject> {
   const o = structuredClone(asObject(body));
   checkType(t.r, o);
+  t.warnings.push(...checkBodyFields(t.r, o, t.fieldValidation));
   if (o.metadata !== undefined && !isPlainObject(o.metadata)) throw badRequest('metadata must be an object');
   const m = (o.metadata ??= {}) as Meta;
   if (t.r.namespaced) {
@@ -185,9 +191,19 @@ function needName(t: WriteTarget): string {
 
 export async function updateObject(b: WriteBackend, t: WriteTarget, body: unknown): Promise<AnyObject> {
   const name = needName(t);
-  const o = asObject(body);
+  const o = structuredClone(asObject(body));
   checkType(t.r, o);
-  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), structuredClone(o)));
+  t.warnings.push(...checkBodyFields(t.r, o, t.fieldValidation));
+  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), o));
+}
+
+/** A patch body as JSON when it is JSON (to quote it in an error), else its text. */
+function parsedOrText(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
 }
 
 export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: string, body: string): Promise<AnyObject> {
@@ -196,6 +212,7 @@ export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: 
     const cur = current(b, t, name);
     const patched = applyPatch(t.r, contentType, toJson(typed(t.r, cur.object), t.displayShiftMs), body);
     if (!isPlainObject(patched)) throw badRequest('the patched object is not a JSON object');
+    t.warnings.push(...checkPatchedFields(t.r, patched, parsedOrText(body), t.fieldValidation));
     const m = meta(patched);
     // A patch may not rename or move the object: that is the immutable-field error upstream gives.
     if (m.name !== name) throw invalid(t.r, name, [{ field: 'metadata.name', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(m.name ?? '')}: field is immutable` }]);
