@@ -57,17 +57,19 @@ function goValue(v: unknown): string {
 
 /**
  * A patched object: unknown fields the patch brought are dropped. Strict refuses the patch
- * as upstream's patch handler does (422, field `patch`, the patch quoted, the strict
- * decoding error as the reason); Warn returns warnings.
+ * as upstream's patch handler does (422, field `patch`, the strict decoding error as the
+ * reason; the value quoted is the patch as Go prints a map for a strategic merge patch, the
+ * patched object's JSON for a merge or JSON patch); Warn returns warnings.
  */
-export function checkPatchedFields(r: ResourceType, patched: unknown, patch: unknown, mode: FieldValidation): string[] {
+export function checkPatchedFields(r: ResourceType, patched: unknown, patch: unknown, strategic: boolean, mode: FieldValidation): string[] {
   const schema = schemaOf(r);
   if (schema === undefined) return [];
+  const before = strategic || mode !== 'Strict' ? '' : JSON.stringify(patched);
   const unknown = dropUnknownFields(schema, patched);
   if (unknown.length === 0 || mode === 'Ignore') return [];
   if (mode === 'Strict') {
     const reason = strictDecodingError(unknown);
-    const value = goValue(patch);
+    const value = strategic ? goValue(patch) : before;
     throw new StatusError(422, 'Invalid', ` "" is invalid: patch: Invalid value: ${JSON.stringify(value)}: ${reason}`, { causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${reason}`, field: 'patch' }] });
   }
   return unknown.map((p) => `unknown field ${JSON.stringify(p)}`);

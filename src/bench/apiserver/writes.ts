@@ -4,6 +4,7 @@ import { KINDS, type ResourceType } from '../api/resources.js';
 import type { ObjectStore } from '../api/object-store.js';
 import type { EventLog } from '../api/event-log.js';
 import { ANN_PROVISIONED_BY } from '../api/annotations.js';
+import { setCreateGeneration, setUpdateGeneration } from '../api/generation.js';
 import { admit } from './admission-seam.js';
 import { getNamespace } from './namespaces.js';
 import { applyPatch } from './patch/apply-patch.js';
@@ -111,7 +112,12 @@ export async function createObject(b: WriteBackend, t: WriteTarget, body: unknow
       const exists = t.r.kind === 'Namespace' ? getNamespace(b.store, name) : b.store.get(t.r.kind, name, t.namespace);
       if (exists !== undefined) throw alreadyExists(t.r, name);
     }
-    if (t.dryRun) return typed(t.r, next as AnyObject);
+    if (t.dryRun) {
+      // What the store would answer, generation included.
+      const would = structuredClone(next) as AnyObject;
+      setCreateGeneration(t.r.kind, would);
+      return typed(t.r, would);
+    }
     const created = b.store.create(t.r.kind, next as AnyObject);
     record(b, t, 'create', created);
     return typed(t.r, created);
@@ -170,7 +176,10 @@ function commit(b: WriteBackend, t: WriteTarget, verb: string, name: string, cur
   next = admitted(t, name, next, old);
   const unchanged = (x: Obj): string => toJsonText({ ...x, metadata: { ...(x.metadata as Obj), resourceVersion: undefined, managedFields: undefined, generation: undefined } });
   if (cur.stored && unchanged(next) === unchanged(old)) return typed(t.r, cur.object);
-  if (t.dryRun) return typed(t.r, next as AnyObject);
+  if (t.dryRun) {
+    if (cur.stored) setUpdateGeneration(t.r.kind, next as AnyObject, old as AnyObject);
+    return typed(t.r, next as AnyObject);
+  }
   let written: AnyObject;
   if (cur.stored) {
     (next.metadata as Meta).resourceVersion = meta(old).resourceVersion;
@@ -212,7 +221,8 @@ export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: 
     const cur = current(b, t, name);
     const patched = applyPatch(t.r, contentType, toJson(typed(t.r, cur.object), t.displayShiftMs), body);
     if (!isPlainObject(patched)) throw badRequest('the patched object is not a JSON object');
-    t.warnings.push(...checkPatchedFields(t.r, patched, parsedOrText(body), t.fieldValidation));
+    const strategic = contentType.split(';')[0]!.trim() === 'application/strategic-merge-patch+json';
+    t.warnings.push(...checkPatchedFields(t.r, patched, parsedOrText(body), strategic, t.fieldValidation));
     const m = meta(patched);
     // A patch may not rename or move the object: that is the immutable-field error upstream gives.
     if (m.name !== name) throw invalid(t.r, name, [{ field: 'metadata.name', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(m.name ?? '')}: field is immutable` }]);

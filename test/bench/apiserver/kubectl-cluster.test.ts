@@ -6,6 +6,8 @@ import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs
 import { fileURLToPath } from 'node:url';
 import { needsRoot } from '../run-helpers.js';
 import { KUBECTL_BINARIES } from './kubectl-runner.js';
+import { RESOURCES } from '../../../src/bench/api/resources.js';
+import { dropUnknownFields, schemaOf } from '../../../src/bench/apiserver/known-fields.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario.yaml', import.meta.url));
@@ -37,13 +39,16 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
   let env: NodeJS.ProcessEnv = {};
   let base = '';
 
-  /** Runs kubectl; the bound (60 s unless given) turns a hang into a failure: the result is what is asserted, never the time. */
-  const kubectl = (args: string[], input?: string, boundMs = 60_000): Promise<Ran> => new Promise((resolve) => {
+  /**
+   * Runs kubectl; the bound (60 s unless given) turns a hang into a failure: the result is what
+   * is asserted, never the time. `onStderr` sees stderr as it comes (to act once kubectl got somewhere).
+   */
+  const kubectl = (args: string[], input?: string, boundMs = 60_000, onStderr?: (soFar: string) => void): Promise<Ran> => new Promise((resolve) => {
     const p = spawn(KUBECTL!, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); onStderr?.(stderr); });
     const bound = setTimeout(() => p.kill('SIGKILL'), boundMs);
     p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
     p.stdin.end(input ?? '');
@@ -99,7 +104,12 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
     assert.equal(running.stdout.trim(), 'pod/first condition met');
     // (apply, not create configmap: that one sends protobuf, which the bench does not take)
     await ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: doomed}\n');
-    const waiting = kubectl(['wait', '--for=delete', 'configmap/doomed', '--timeout=10s'], undefined, WAIT_BOUND);
+    // Deleted only once kubectl's watch is open (-v=6 logs each request when its response starts):
+    // deleted earlier, wait would find nothing to wait for.
+    let watching: () => void = () => {};
+    const opened = new Promise<void>((resolve) => { watching = resolve; });
+    const waiting = kubectl(['wait', '--for=delete', 'configmap/doomed', '--timeout=10s', '-v=6'], undefined, WAIT_BOUND, (err) => { if (/GET \S+watch=true\S* 200 OK/.test(err)) watching(); });
+    await Promise.race([opened, waiting]);
     await ok(['delete', 'configmap', 'doomed']);
     const gone = await waiting;
     assert.equal(gone.code, 0, gone.stderr);
@@ -124,6 +134,7 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
   });
 
   it('rollout status completes for a StatefulSet, and again after a template change rolls its pods', async () => {
+    assert.equal(await ok(['apply', '--dry-run=server', '-o', 'jsonpath={.metadata.generation}', '-f', '-'], STS), '1', 'a server-side dry run answers what the store would hold');
     await ok(['apply', '-f', '-'], STS);
     const first = await ok(['rollout', 'status', 'statefulset/web', '--timeout=60s']);
     assert.match(first, /partitioned roll out complete: 2 new pods have been updated\.\.\.\n$/);
@@ -178,5 +189,28 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
     assert.equal(body.extra, undefined);
     const bad = await fetch(`${base}/api/v1/namespaces/default/configmaps?fieldValidation=Loose`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"metadata":{"name":"x"}}' });
     assert.equal(bad.status, 400);
+    // A merge patch under Strict: 422 on the field "patch", as upstream's JSON patcher answers.
+    const merge = await fetch(`${base}/api/v1/namespaces/default/configmaps/raw?fieldValidation=Strict`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"data":{"a":"2"},"spec":{"x":1}}' });
+    assert.equal(merge.status, 422);
+    const status = await merge.json() as { reason: string; message: string; details: { causes: { field: string }[] } };
+    assert.equal(status.reason, 'Invalid');
+    assert.match(status.message, /^ "" is invalid: patch: Invalid value: ".*": strict decoding error: unknown field "spec"$/);
+    assert.deepEqual(status.details.causes.map((c) => c.field), ['patch']);
+    const unchanged = await (await fetch(`${base}/api/v1/namespaces/default/configmaps/raw`)).json() as { data: Record<string, string> };
+    assert.deepEqual(unchanged.data, { a: '1' });
+  });
+
+  it('every object the run serves passes its own field validation (so a client\'s patch is never warned about the bench\'s fields)', async () => {
+    let checked = 0;
+    for (const r of RESOURCES) {
+      const schema = schemaOf(r);
+      if (schema === undefined) continue;
+      const list = await (await fetch(`${base}/${r.group === '' ? 'api' : `apis/${r.group}`}/${r.version}/${r.plural}`)).json() as { items: Record<string, unknown>[] };
+      for (const o of list.items) {
+        checked++;
+        assert.deepEqual(dropUnknownFields(schema, { ...o, apiVersion: r.apiVersion, kind: r.kind }), [], `${r.kind} ${JSON.stringify(o.metadata)}`);
+      }
+    }
+    assert.ok(checked > 10, `${checked} objects checked`);
   });
 });
