@@ -11,6 +11,7 @@ import { dropUnknownFields, schemaOf } from '../../../src/bench/apiserver/known-
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario.yaml', import.meta.url));
+const SHUTDOWN_SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario-node-shutdown.yaml', import.meta.url));
 /** The machine's kubectl only: the flags used here (--validate=warn, wait --for=jsonpath) are newer than Debian's 1.20. */
 const KUBECTL = KUBECTL_BINARIES[0];
 
@@ -59,22 +60,30 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
     return r.stdout;
   };
 
-  before(async () => {
-    root = mkdtempSync('/tmp/lode-kubectl-cluster-');
-    home = mkdtempSync('/tmp/lode-kubectl-cluster-home-');
-    child = spawn(process.execPath, [MAIN, 'bench', SCENARIO, '--api', '127.0.0.1:0', '--hold', '--work-dir', root], { stdio: ['ignore', 'pipe', 'pipe'] });
-    exited = new Promise((resolve) => child.on('exit', (c) => resolve(c)));
+  /** Starts `lode bench SCENARIO --api --hold` and resolves once it holds, with its kubeconfig and API URL. */
+  async function holdRun(scenario: string, workDir: string): Promise<{ child: ChildProcess; exited: Promise<number | null>; kubeconfig: string; url: string }> {
+    const c = spawn(process.execPath, [MAIN, 'bench', scenario, '--api', '127.0.0.1:0', '--hold', '--work-dir', workDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const done = new Promise<number | null>((resolve) => c.on('exit', (code) => resolve(code)));
     let stdout = '';
     let stderr = '';
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-      child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); if (stderr.includes('holding the cluster')) resolve(); });
-      child.on('exit', (c) => reject(new Error(`bench exited early (${c}): ${stderr}`)));
+      c.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+      c.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); if (stderr.includes('holding the cluster')) resolve(); });
+      c.on('exit', (code) => reject(new Error(`bench exited early (${code}): ${stderr}`)));
     });
     const kubeconfig = /kubeconfig (\S+) \(export/.exec(stdout)?.[1] ?? '';
-    base = /API at (\S+);/.exec(stdout)?.[1] ?? '';
     assert.ok(existsSync(kubeconfig));
-    env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };
+    return { child: c, exited: done, kubeconfig, url: /API at (\S+);/.exec(stdout)?.[1] ?? '' };
+  }
+
+  before(async () => {
+    root = mkdtempSync('/tmp/lode-kubectl-cluster-');
+    home = mkdtempSync('/tmp/lode-kubectl-cluster-home-');
+    const run = await holdRun(SCENARIO, root);
+    child = run.child;
+    exited = run.exited;
+    base = run.url;
+    env = { ...process.env, HOME: home, KUBECONFIG: run.kubeconfig };
   });
 
   after(async () => {
@@ -212,5 +221,25 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
       }
     }
     assert.ok(checked > 10, `${checked} objects checked`);
+  });
+
+  it('get nodes: a node shut down for longer than the grace period is NotReady (Ready Unknown), the others stay Ready', async () => {
+    const dir = mkdtempSync('/tmp/lode-kubectl-shutdown-');
+    const run = await holdRun(SHUTDOWN_SCENARIO, dir);
+    const saved = env;
+    env = { ...saved, KUBECONFIG: run.kubeconfig };
+    try {
+      const rows = (await ok(['get', 'nodes', '--no-headers'])).trim().split('\n').map((l) => l.split(/\s+/));
+      assert.deepEqual(rows.map((r) => [r[0], r[1]]), [['api-node', 'Ready'], ['plain-node', 'NotReady']]);
+      const ready = await ok(['get', 'node', 'plain-node', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason}']);
+      assert.equal(ready, 'Unknown NodeStatusUnknown');
+      const unknown = await kubectl(['wait', '--for=condition=Ready=Unknown', 'node/plain-node', '--timeout=10s'], undefined, 15_000);
+      assert.equal(unknown.stdout.trim(), 'node/plain-node condition met', unknown.stderr);
+    } finally {
+      env = saved;
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited, 0);
+      if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+    }
   });
 });
