@@ -46,7 +46,11 @@ export class StatefulSetController extends Controller {
       }
       if (ordered) break;
     }
-    if (ordered && extra.length > 0) return;
+    if (ordered && extra.length > 0) {
+      // Upstream writes status on every sync: the scale-down is observed while it runs.
+      this.writeStatus(sts, pods);
+      return;
+    }
     for (let ord = 0; ord < replicas; ord++) {
       const existing = byOrdinal.get(ord);
       if (existing !== undefined) {

@@ -158,8 +158,20 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
     assert.equal(after[3], after[2], 'every pod runs it, so it is the current revision');
     const pods = await ok(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.metadata.name}:{.spec.containers[0].image}:{.metadata.labels.controller-revision-hash} {end}']);
     assert.deepEqual(pods.trim().split(' ').sort(), [`web-0:busybox:2:${after[2]}`, `web-1:busybox:2:${after[2]}`]);
+    // rollout restart stamps the template with an annotation: a new revision, rolled the same way.
+    await ok(['rollout', 'restart', 'statefulset/web']);
+    assert.match(await ok(['rollout', 'status', 'statefulset/web', '--timeout=60s']), /partitioned roll out complete: 2 new pods have been updated\.\.\.\n$/);
+    const restarted = (await ok(['get', 'sts', 'web', '-o', 'jsonpath={.metadata.generation} {.status.observedGeneration} {.status.updateRevision}'])).split(' ');
+    assert.deepEqual(restarted.slice(0, 2), ['3', '3']);
+    assert.notEqual(restarted[2], after[2]);
+    // Scaled down, the status follows at once too.
+    await ok(['scale', 'statefulset/web', '--replicas=1']);
+    assert.match(await ok(['rollout', 'status', 'statefulset/web', '--timeout=60s']), /partitioned roll out complete: 1 new pods have been updated\.\.\.\n$/);
+    assert.equal(await ok(['get', 'sts', 'web', '-o', 'jsonpath={.metadata.generation} {.status.observedGeneration}']), '4 4');
+    // web-1 goes through its kubelet; once it is gone the status counts one replica.
+    assert.equal((await ok(['wait', '--for=jsonpath={.status.replicas}=1', 'statefulset/web', '--timeout=30s'])).trim(), 'statefulset.apps/web condition met');
     await ok(['label', 'statefulset', 'web', 'tier=db']);
-    assert.equal(await ok(['get', 'sts', 'web', '-o', 'jsonpath={.metadata.generation}']), '2', 'a label is not a spec change');
+    assert.equal(await ok(['get', 'sts', 'web', '-o', 'jsonpath={.metadata.generation}']), '4', 'a label is not a spec change');
   });
 
   it('unknown fields: kubectl\'s default (Strict) refuses with upstream\'s message; --validate=warn stores without them and prints the warning', async () => {
