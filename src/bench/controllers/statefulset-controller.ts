@@ -10,6 +10,16 @@ import { podRevision, REVISION_LABEL, templateRevision } from './statefulset-rev
 
 const SOURCE = 'statefulset-controller';
 
+/**
+ * Upstream's isRunningAndReady: Running, not being deleted, and its Ready condition not False
+ * (a pod on a node the node lifecycle found silent is Running but not Ready). What the
+ * ready and available counts count and what a rolling update waits for.
+ */
+function runningAndReady(p: V1Pod): boolean {
+  if (p.status?.phase !== 'Running' || p.metadata?.deletionTimestamp) return false;
+  return (p.status.conditions ?? []).find((c) => c.type === 'Ready')?.status !== 'False';
+}
+
 export class StatefulSetController extends Controller {
   constructor(private readonly ctx: BenchContext) {
     super('statefulset-controller', ctx.clock);
@@ -79,7 +89,7 @@ export class StatefulSetController extends Controller {
     const update = templateRevision(sts);
     for (let ord = 0; ord < replicas; ord++) {
       const p = byOrdinal.get(ord);
-      if (p === undefined || p.status?.phase !== 'Running' || p.metadata?.deletionTimestamp) return;
+      if (p === undefined || !runningAndReady(p)) return;
     }
     for (let ord = replicas - 1; ord >= partition; ord--) {
       const p = byOrdinal.get(ord)!;
@@ -94,7 +104,7 @@ export class StatefulSetController extends Controller {
   /** The status upstream's controller writes: counts, the revisions, and the generation it acted on (what `kubectl rollout status` reads). */
   private writeStatus(sts: V1StatefulSet, pods: V1Pod[]): void {
     const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
-    const running = live.filter((p) => p.status?.phase === 'Running').length;
+    const running = live.filter(runningAndReady).length;
     const update = templateRevision(sts);
     const updated = live.filter((p) => podRevision(p) === update).length;
     this.ctx.store.modify('StatefulSet', sts.metadata?.name ?? '', sts.metadata?.namespace, (o) => {
@@ -103,7 +113,7 @@ export class StatefulSetController extends Controller {
       if (updated === pods.length && running === pods.length) current = update;
       const status = {
         ...(o.status ?? { replicas: 0 }),
-        observedGeneration: o.metadata?.generation,
+        observedGeneration: sts.metadata?.generation,
         replicas: pods.length, readyReplicas: running, availableReplicas: running,
         currentReplicas: live.filter((p) => podRevision(p) === current).length, updatedReplicas: updated,
         currentRevision: current, updateRevision: update, collisionCount: o.status?.collisionCount ?? 0,
