@@ -1,6 +1,7 @@
 // The bench's API server: typed objects with uids, resourceVersions, finalizers and synchronous watch events.
 import { objectKey, type Kind, type KindMap } from './kinds.js';
 import { NAMESPACED } from './resources.js';
+import { bumpOnDeletion, setCreateGeneration, setUpdateGeneration } from './generation.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 
 export type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -129,6 +130,7 @@ export class ObjectStore {
     meta.uid = this.nextUid();
     meta.resourceVersion = String(++this.rv);
     meta.creationTimestamp = this.clock.date();
+    setCreateGeneration(kind, obj);
     (obj as { kind?: string }).kind = kind;
     this.bucket(kind).set(key, obj);
     this.notify(kind, 'ADDED', obj, undefined);
@@ -150,6 +152,7 @@ export class ObjectStore {
     meta.uid = current.metadata?.uid;
     meta.creationTimestamp = current.metadata?.creationTimestamp;
     if (current.metadata?.deletionTimestamp) meta.deletionTimestamp = current.metadata.deletionTimestamp;
+    setUpdateGeneration(kind, obj, current);
     meta.resourceVersion = String(++this.rv);
     // Removing the last finalizer of an object being deleted completes the deletion.
     if (meta.deletionTimestamp && (meta.finalizers ?? []).length === 0 && (current.metadata?.finalizers ?? []).length > 0) {
@@ -183,6 +186,7 @@ export class ObjectStore {
       if (current.metadata?.deletionTimestamp) return true;
       const next = clone(current);
       next.metadata!.deletionTimestamp = this.clock.date();
+      bumpOnDeletion(next);
       next.metadata!.resourceVersion = String(++this.rv);
       this.bucket(kind).set(key, next);
       this.notify(kind, 'MODIFIED', next, current);

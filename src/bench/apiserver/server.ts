@@ -21,6 +21,7 @@ import { WatchHistory } from './watch-history.js';
 import { ServedEvents } from './served-events.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
 import { toJson, toJsonText, typed } from './wire.js';
+import { fieldValidationOf, warningHeader } from './field-validation.js';
 import { isVerb, type RequestCounts } from '../api/request-counts.js';
 
 /** What the server needs of a running cluster (Cluster has all of it). */
@@ -174,10 +175,14 @@ export class ApiServer {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 
-  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+  /** `warnings` become Warning headers (kubectl prints each as "Warning: ..."). */
+  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
     if (res.headersSent) return;
     const text = toJsonText(body, this.shiftMs);
-    res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+    res.writeHead(code, {
+      'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private',
+      ...(warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {}),
+    });
     res.end(text);
   }
 
@@ -279,7 +284,11 @@ export class ApiServer {
     const r = this.resourceType(p);
     const namespace = r.namespaced ? p.namespace : undefined;
     const dryRun = q.getAll('dryRun').includes('All');
-    const target: WriteTarget = { r, namespace, name: p.name, subresource: p.subresource, client, dryRun, displayShiftMs: this.shiftMs };
+    const writing = method === 'POST' || method === 'PUT' || method === 'PATCH';
+    const target: WriteTarget = {
+      r, namespace, name: p.name, subresource: p.subresource, client, dryRun, displayShiftMs: this.shiftMs,
+      fieldValidation: writing ? fieldValidationOf(q) : 'Warn', warnings: [],
+    };
     if (p.subresource === 'scale') {
       await this.scale(req, res, target, method);
       return;
@@ -338,17 +347,19 @@ export class ApiServer {
       case 'POST': {
         if (p.name !== undefined) throw methodNotAllowed();
         const created = await createObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type']));
-        this.send(res, dryRun ? 200 : 201, created);
+        this.send(res, dryRun ? 200 : 201, created, 'application/json', target.warnings);
         return;
       }
       case 'PUT': {
         if (p.name === undefined) throw methodNotAllowed();
-        this.send(res, 200, await updateObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type'])));
+        const updated = await updateObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type']));
+        this.send(res, 200, updated, 'application/json', target.warnings);
         return;
       }
       case 'PATCH': {
         if (p.name === undefined) throw methodNotAllowed();
-        this.send(res, 200, await patchObject(this.b, target, req.headers['content-type'] ?? '', await readBody(req)));
+        const patched = await patchObject(this.b, target, req.headers['content-type'] ?? '', await readBody(req));
+        this.send(res, 200, patched, 'application/json', target.warnings);
         return;
       }
       case 'DELETE': {

@@ -63,6 +63,9 @@ export function serveWatch(res: ServerResponse, o: WatchOptions): () => void {
     replay = o.history.since(Number(rvText));
   }
   res.writeHead(200, { 'Content-Type': o.contentType, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // Headers go now, as upstream's watch handler flushes them: a client's Watch() call returns only
+  // when they arrive, and kubectl wait (and get -w) would otherwise sit until the first event or bookmark.
+  res.flushHeaders();
   let first = true;
   let ended = false;
   const send = (type: EventType, object: unknown): void => {

@@ -4,12 +4,14 @@ import { KINDS, type ResourceType } from '../api/resources.js';
 import type { ObjectStore } from '../api/object-store.js';
 import type { EventLog } from '../api/event-log.js';
 import { ANN_PROVISIONED_BY } from '../api/annotations.js';
+import { setCreateGeneration, setUpdateGeneration } from '../api/generation.js';
 import { admit } from './admission-seam.js';
 import { getNamespace } from './namespaces.js';
 import { applyPatch } from './patch/apply-patch.js';
 import { isPlainObject } from './patch/merge-patch.js';
 import { alreadyExists, badRequest, conflict, deletedStatus, invalid, methodNotAllowed, notFound, StatusError } from './status.js';
 import { toJson, toJsonText, typed } from './wire.js';
+import { checkBodyFields, checkPatchedFields, type FieldValidation } from './field-validation.js';
 
 /** What the writes need of the cluster. */
 export interface WriteBackend {
@@ -29,6 +31,10 @@ export interface WriteTarget {
   dryRun: boolean;
   /** The clock's display shift: the stored object's Dates go to the client, and to patches, moved by it. */
   displayShiftMs: number;
+  /** What to do with fields the kind's schema does not declare (?fieldValidation). */
+  fieldValidation: FieldValidation;
+  /** Warnings for the response's Warning headers, added to by the write. */
+  warnings: string[];
 }
 
 type Obj = Record<string, unknown>;
@@ -79,6 +85,7 @@ function initialStatus(kind: Kind): Obj | undefined {
 export async function createObject(b: WriteBackend, t: WriteTarget, body: unknown): Promise<AnyObject> {
   const o = structuredClone(asObject(body));
   checkType(t.r, o);
+  t.warnings.push(...checkBodyFields(t.r, o, t.fieldValidation));
   if (o.metadata !== undefined && !isPlainObject(o.metadata)) throw badRequest('metadata must be an object');
   const m = (o.metadata ??= {}) as Meta;
   if (t.r.namespaced) {
@@ -105,7 +112,12 @@ export async function createObject(b: WriteBackend, t: WriteTarget, body: unknow
       const exists = t.r.kind === 'Namespace' ? getNamespace(b.store, name) : b.store.get(t.r.kind, name, t.namespace);
       if (exists !== undefined) throw alreadyExists(t.r, name);
     }
-    if (t.dryRun) return typed(t.r, next as AnyObject);
+    if (t.dryRun) {
+      // What the store would answer, generation included.
+      const would = structuredClone(next) as AnyObject;
+      setCreateGeneration(t.r.kind, would);
+      return typed(t.r, would);
+    }
     const created = b.store.create(t.r.kind, next as AnyObject);
     record(b, t, 'create', created);
     return typed(t.r, created);
@@ -162,9 +174,12 @@ function commit(b: WriteBackend, t: WriteTarget, verb: string, name: string, cur
   next.apiVersion = t.r.apiVersion;
   next.kind = t.r.kind;
   next = admitted(t, name, next, old);
-  const unchanged = (x: Obj): string => toJsonText({ ...x, metadata: { ...(x.metadata as Obj), resourceVersion: undefined, managedFields: undefined } });
+  const unchanged = (x: Obj): string => toJsonText({ ...x, metadata: { ...(x.metadata as Obj), resourceVersion: undefined, managedFields: undefined, generation: undefined } });
   if (cur.stored && unchanged(next) === unchanged(old)) return typed(t.r, cur.object);
-  if (t.dryRun) return typed(t.r, next as AnyObject);
+  if (t.dryRun) {
+    if (cur.stored) setUpdateGeneration(t.r.kind, next as AnyObject, old as AnyObject);
+    return typed(t.r, next as AnyObject);
+  }
   let written: AnyObject;
   if (cur.stored) {
     (next.metadata as Meta).resourceVersion = meta(old).resourceVersion;
@@ -185,9 +200,19 @@ function needName(t: WriteTarget): string {
 
 export async function updateObject(b: WriteBackend, t: WriteTarget, body: unknown): Promise<AnyObject> {
   const name = needName(t);
-  const o = asObject(body);
+  const o = structuredClone(asObject(body));
   checkType(t.r, o);
-  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), structuredClone(o)));
+  t.warnings.push(...checkBodyFields(t.r, o, t.fieldValidation));
+  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), o));
+}
+
+/** A patch body as JSON when it is JSON (to quote it in an error), else its text. */
+function parsedOrText(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
 }
 
 export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: string, body: string): Promise<AnyObject> {
@@ -196,6 +221,8 @@ export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: 
     const cur = current(b, t, name);
     const patched = applyPatch(t.r, contentType, toJson(typed(t.r, cur.object), t.displayShiftMs), body);
     if (!isPlainObject(patched)) throw badRequest('the patched object is not a JSON object');
+    const strategic = contentType.split(';')[0]!.trim() === 'application/strategic-merge-patch+json';
+    t.warnings.push(...checkPatchedFields(t.r, patched, parsedOrText(body), strategic, t.fieldValidation));
     const m = meta(patched);
     // A patch may not rename or move the object: that is the immutable-field error upstream gives.
     if (m.name !== name) throw invalid(t.r, name, [{ field: 'metadata.name', type: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(m.name ?? '')}: field is immutable` }]);

@@ -48,6 +48,7 @@ import { applyDefaultStorageClass } from '../api/default-storage-class.js';
 import { type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { API_VERSIONS, KINDS } from '../api/resources.js';
 import { parseQuantity } from '../api/quantity.js';
+import { withKubeletConditions } from '../api/node-status.js';
 import { ApiServer } from '../apiserver/server.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 
@@ -275,7 +276,7 @@ export class Cluster {
       const kubeletCtx = this.startKubeletClient(name);
       const kubelet = new Kubelet(kubeletCtx, absent);
       this.plainKubelets.set(name, kubelet);
-      kubeletCtx.store.create('Node', node);
+      kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
       this.runtime.register(kubelet);
       return;
     }
@@ -292,7 +293,7 @@ export class Cluster {
       this.router.add({ node: name, segment: topology, driver });
       // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
       node.metadata!.labels = { ...node.metadata!.labels, ...topology };
-      kubeletCtx.store.create('Node', node);
+      kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
       if (snapshotter) this.runtime.register(snapshotter);
       this.runtime.register(kubelet);
       this.centralCapacity?.refresh();
@@ -313,7 +314,7 @@ export class Cluster {
     const snapshotter = await this.snapshotterFor(driver);
     this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet, ...(snapshotter ? { snapshotter } : {}) });
     node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
-    kubeletCtx.store.create('Node', node);
+    kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
     this.runtime.register(provisioner);
     this.runtime.register(capacity);
     if (snapshotter) this.runtime.register(snapshotter);

@@ -8,6 +8,9 @@ export const NODE_MONITOR_GRACE_MS = 50_000;
 
 export const NODE_LIFECYCLE_SOURCE = 'node-controller';
 
+/** The kubelet-posted conditions besides Ready. */
+const PRESSURE = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
+
 /**
  * The bench's kubelets post no heartbeats, so the bench tells this controller when one
  * stops (a node shut down); after the grace period it does what upstream's monitorNodeHealth
@@ -41,9 +44,12 @@ export class NodeLifecycle extends Controller {
     if (since === undefined || this.clock.now() - since < NODE_MONITOR_GRACE_MS) return;
     const now = this.clock.date();
     const node = this.ctx.store.modify('Node', name, undefined, (n) => {
-      const conditions = (n.status?.conditions ?? []).filter((c) => c.type !== 'Ready');
       const before = (n.status?.conditions ?? []).find((c) => c.type === 'Ready');
       if (before?.status === 'Unknown') return false;
+      // The kubelet's other conditions go Unknown with Ready, as monitorNodeHealth marks every condition it knows.
+      const conditions = (n.status?.conditions ?? []).filter((c) => c.type !== 'Ready').map((c) => (PRESSURE.includes(c.type) && c.status !== 'Unknown'
+        ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastTransitionTime: now }
+        : c));
       conditions.push({
         type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.',
         lastHeartbeatTime: before?.lastHeartbeatTime ?? new Date(since), lastTransitionTime: now,

@@ -5,8 +5,20 @@ import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { retentionOwners, sameOwners } from './claim-retention.js';
 import { applyDefaultStorageClass } from '../api/default-storage-class.js';
+import { canonicalJson } from '../api/canonical-json.js';
+import { podRevision, REVISION_LABEL, templateRevision } from './statefulset-revision.js';
 
 const SOURCE = 'statefulset-controller';
+
+/**
+ * Upstream's isRunningAndReady: Running, not being deleted, and its Ready condition not False
+ * (a pod on a node the node lifecycle found silent is Running but not Ready). What the
+ * ready and available counts count and what a rolling update waits for.
+ */
+function runningAndReady(p: V1Pod): boolean {
+  if (p.status?.phase !== 'Running' || p.metadata?.deletionTimestamp) return false;
+  return (p.status.conditions ?? []).find((c) => c.type === 'Ready')?.status !== 'False';
+}
 
 export class StatefulSetController extends Controller {
   constructor(private readonly ctx: BenchContext) {
@@ -44,7 +56,11 @@ export class StatefulSetController extends Controller {
       }
       if (ordered) break;
     }
-    if (ordered && extra.length > 0) return;
+    if (ordered && extra.length > 0) {
+      // Upstream writes status on every sync: the scale-down is observed while it runs.
+      this.writeStatus(sts, pods);
+      return;
+    }
     for (let ord = 0; ord < replicas; ord++) {
       const existing = byOrdinal.get(ord);
       if (existing !== undefined) {
@@ -56,10 +72,54 @@ export class StatefulSetController extends Controller {
       this.createPod(sts, ord);
       if (ordered) break;
     }
-    this.ctx.store.modify('StatefulSet', name, namespace, (o) => {
-      const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).length;
-      if (o.status?.replicas === pods.length && o.status?.readyReplicas === running) return false;
-      o.status = { ...(o.status ?? { replicas: 0 }), replicas: pods.length, readyReplicas: running, availableReplicas: running };
+    this.rollingUpdate(sts, byOrdinal);
+    this.writeStatus(sts, pods);
+  }
+
+  /**
+   * RollingUpdate: once every replica exists and runs, the highest ordinal at or above the
+   * partition whose pod was made from an older template is deleted; the next pass makes
+   * it again from the current one. One pod at a time, as upstream's default maxUnavailable 1.
+   */
+  private rollingUpdate(sts: V1StatefulSet, byOrdinal: Map<number, V1Pod>): void {
+    const strategy = sts.spec?.updateStrategy;
+    if ((strategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return;
+    const replicas = sts.spec?.replicas ?? 1;
+    const partition = strategy?.rollingUpdate?.partition ?? 0;
+    const update = templateRevision(sts);
+    for (let ord = 0; ord < replicas; ord++) {
+      const p = byOrdinal.get(ord);
+      if (p === undefined || !runningAndReady(p)) return;
+    }
+    for (let ord = replicas - 1; ord >= partition; ord--) {
+      const p = byOrdinal.get(ord)!;
+      if (podRevision(p) === update) continue;
+      const podName = p.metadata?.name ?? '';
+      this.ctx.store.delete('Pod', podName, p.metadata?.namespace, Boolean(p.spec?.nodeName));
+      this.ctx.events.record(SOURCE, sts, 'Normal', 'SuccessfulDelete', `delete Pod ${podName} in StatefulSet ${sts.metadata?.name} successful`);
+      return;
+    }
+  }
+
+  /** The status upstream's controller writes: counts, the revisions, and the generation it acted on (what `kubectl rollout status` reads). */
+  private writeStatus(sts: V1StatefulSet, pods: V1Pod[]): void {
+    const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
+    const running = live.filter(runningAndReady).length;
+    const update = templateRevision(sts);
+    const updated = live.filter((p) => podRevision(p) === update).length;
+    this.ctx.store.modify('StatefulSet', sts.metadata?.name ?? '', sts.metadata?.namespace, (o) => {
+      // The current revision becomes the update revision when every replica runs it (completeRollingUpdate).
+      let current = o.status?.currentRevision ?? update;
+      if (updated === pods.length && running === pods.length) current = update;
+      const status = {
+        ...(o.status ?? { replicas: 0 }),
+        observedGeneration: sts.metadata?.generation,
+        replicas: pods.length, readyReplicas: running, availableReplicas: running,
+        currentReplicas: live.filter((p) => podRevision(p) === current).length, updatedReplicas: updated,
+        currentRevision: current, updateRevision: update, collisionCount: o.status?.collisionCount ?? 0,
+      };
+      if (canonicalJson(status) === canonicalJson(o.status)) return false;
+      o.status = status;
       return true;
     });
   }
@@ -119,7 +179,7 @@ export class StatefulSetController extends Controller {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
         name: podName, namespace,
-        labels: { ...(tmpl?.metadata?.labels ?? {}), 'statefulset.kubernetes.io/pod-name': podName, 'apps.kubernetes.io/pod-index': String(ord) },
+        labels: { ...(tmpl?.metadata?.labels ?? {}), [REVISION_LABEL]: templateRevision(sts), 'statefulset.kubernetes.io/pod-name': podName, 'apps.kubernetes.io/pod-index': String(ord) },
         annotations: { ...(tmpl?.metadata?.annotations ?? {}) },
         ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid: sts.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
       },
