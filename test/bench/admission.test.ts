@@ -5,6 +5,7 @@ import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client
 import { admit } from '../../src/bench/admission/admit.js';
 import { invalidMessage, invalidStatus } from '../../src/bench/admission/status.js';
 import { applyDefaultStorageClass } from '../../src/bench/api/default-storage-class.js';
+import { jsonEqual } from '../../src/bench/admission/json.js';
 
 const claim = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' },
@@ -204,4 +205,11 @@ describe('admission: DefaultStorageClass', () => {
     assert.equal(applyDefaultStorageClass(noDefault, [classes[2]!]), false);
     assert.equal(noDefault.spec?.storageClassName, undefined);
   });
+});
+
+it('jsonEqual tells two different times apart, and a time from a string or object', () => {
+  assert.equal(jsonEqual(new Date(0), new Date(0)), true);
+  assert.equal(jsonEqual({ at: new Date(0) }, { at: new Date(1000) }), false, 'two Dates are not alike for having no keys');
+  assert.equal(jsonEqual(new Date(0), {}), false);
+  assert.equal(jsonEqual(new Date(0), '1970-01-01T00:00:00.000Z'), false);
 });

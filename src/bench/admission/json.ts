@@ -32,12 +32,13 @@ export function list(v: unknown): unknown[] {
 /** Deep equality of JSON-shaped values (key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  // Before the object case: a Date is an object with no own keys, so any two would look equal there.
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
     return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
   }
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   return false;
 }
