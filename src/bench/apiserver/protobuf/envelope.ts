@@ -1,0 +1,142 @@
+// The protobuf wire forms of kube-apiserver: `k8s\0` + runtime.Unknown around an object, and the length-framed WatchEvents of a watch stream.
+import protobuf from 'protobufjs/minimal.js';
+import type { Json } from '../patch/merge-patch.js';
+import { decodeMessage, encodeMessage, ProtobufError } from './codec.js';
+import { KIND_MESSAGES } from './schema.gen.js';
+
+export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
+/** The Content-Type of a protobuf watch (upstream's stream serializer). */
+export const PROTOBUF_WATCH_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
+
+/** The magic number before every enveloped object ("k8s" and a zero byte). */
+export const ENVELOPE_PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+
+/** Kinds that are not resources but travel in protobuf bodies. */
+const OTHER_MESSAGES: Record<string, string> = {
+  'v1/Status': `${META}.Status`,
+  'meta.k8s.io/v1/Status': `${META}.Status`,
+  'v1/DeleteOptions': `${META}.DeleteOptions`,
+  'meta.k8s.io/v1/DeleteOptions': `${META}.DeleteOptions`,
+  'autoscaling/v1/Scale': 'k8s.io.api.autoscaling.v1.Scale',
+};
+
+/** The message of an apiVersion and kind (a kind's List included), or undefined: not served as protobuf (custom resources, Tables). */
+export function messageFor(apiVersion: string, kind: string): string | undefined {
+  const key = `${apiVersion}/${kind}`;
+  const direct = KIND_MESSAGES[key] ?? OTHER_MESSAGES[key];
+  if (direct !== undefined) return direct;
+  if (kind.endsWith('List')) {
+    const item = KIND_MESSAGES[`${apiVersion}/${kind.slice(0, -4)}`];
+    if (item !== undefined) return `${item}List`;
+  }
+  return undefined;
+}
+
+function typeOf(o: Json): { apiVersion: string; kind: string } {
+  if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') {
+    throw new ProtobufError('the object has no apiVersion and kind');
+  }
+  return { apiVersion: o.apiVersion, kind: o.kind };
+}
+
+/** Whether this JSON body has a protobuf form. */
+export function hasProtobuf(o: Json): boolean {
+  try {
+    const t = typeOf(o);
+    return messageFor(t.apiVersion, t.kind) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** `k8s\0` + Unknown{typeMeta{apiVersion, kind}, raw = the object's message}, contentEncoding and contentType empty, as upstream writes them. */
+export function encodeObject(o: Json): Buffer {
+  const { apiVersion, kind } = typeOf(o);
+  const type = messageFor(apiVersion, kind);
+  if (type === undefined) throw new ProtobufError(`${apiVersion} ${kind} has no protobuf form`);
+  const raw = encodeMessage(type, o);
+  // Unknown{1: TypeMeta{1: apiVersion, 2: kind}, 2: raw, 3: contentEncoding, 4: contentType}, every field written as the Go marshaller does.
+  const w = protobuf.Writer.create();
+  w.uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).string(apiVersion).uint32((2 << 3) | 2).string(kind).ldelim();
+  w.uint32((2 << 3) | 2).bytes(raw);
+  w.uint32((3 << 3) | 2).string('');
+  w.uint32((4 << 3) | 2).string('');
+  return Buffer.concat([ENVELOPE_PREFIX, w.finish()]);
+}
+
+/** An enveloped object back to JSON, apiVersion and kind taken from the envelope. */
+export function decodeObject(body: Uint8Array): Json {
+  const b = Buffer.from(body);
+  if (b.length < 4 || !b.subarray(0, 4).equals(ENVELOPE_PREFIX)) throw new ProtobufError('the protobuf body does not start with the "k8s\\x00" envelope prefix');
+  // Unknown is read field by field: decodeMessage would drop its empty strings, which is fine, but raw must stay bytes.
+  const r = protobuf.Reader.create(b.subarray(4));
+  let apiVersion = '';
+  let kind = '';
+  let raw: Uint8Array = new Uint8Array();
+  let contentEncoding = '';
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    switch (tag >>> 3) {
+      case 1: {
+        const tm = decodeMessage('k8s.io.apimachinery.pkg.runtime.TypeMeta', r.bytes()) as { apiVersion?: string; kind?: string };
+        apiVersion = tm.apiVersion ?? '';
+        kind = tm.kind ?? '';
+        break;
+      }
+      case 2: raw = r.bytes(); break;
+      case 3: contentEncoding = r.string(); break;
+      default: r.skipType(tag & 7);
+    }
+  }
+  if (contentEncoding !== '') throw new ProtobufError(`content encoding ${JSON.stringify(contentEncoding)} is not supported`);
+  const type = messageFor(apiVersion, kind);
+  if (type === undefined) throw new ProtobufError(`${apiVersion || '(no apiVersion)'} ${kind || '(no kind)'} has no protobuf form here`);
+  const obj = decodeMessage(type, raw) as Record<string, Json>;
+  return { apiVersion, kind, ...obj };
+}
+
+/**
+ * One frame of a protobuf watch: a 4-byte big-endian length, then a WatchEvent message
+ * (not enveloped: the stream serializer writes it raw) whose object is the enveloped object.
+ */
+export function watchFrame(type: string, object: Json): Buffer {
+  // RawExtension's JSON form is the embedded object; here its raw bytes are the enveloped object, so the frame is written by hand.
+  const w = protobuf.Writer.create();
+  w.uint32((1 << 3) | 2).string(type);
+  w.uint32((2 << 3) | 2).fork().uint32((1 << 3) | 2).bytes(encodeObject(object)).ldelim();
+  const msg = w.finish();
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(msg.length, 0);
+  return Buffer.concat([head, msg]);
+}
+
+/** Reads the frames of a protobuf watch body (tests, clients): each as {type, object}. */
+export function readWatchFrames(body: Buffer): { type: string; object: Json }[] {
+  const out: { type: string; object: Json }[] = [];
+  let pos = 0;
+  while (pos + 4 <= body.length) {
+    const len = body.readUInt32BE(pos);
+    const msg = body.subarray(pos + 4, pos + 4 + len);
+    if (msg.length < len) throw new ProtobufError('a watch frame is cut short');
+    pos += 4 + len;
+    const r = protobuf.Reader.create(msg);
+    let type = '';
+    let inner: Uint8Array = new Uint8Array();
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if (tag >>> 3 === 1) type = r.string();
+      else if (tag >>> 3 === 2) {
+        const rr = protobuf.Reader.create(r.bytes());
+        while (rr.pos < rr.len) {
+          const t = rr.uint32();
+          if (t >>> 3 === 1) inner = rr.bytes();
+          else rr.skipType(t & 7);
+        }
+      } else r.skipType(tag & 7);
+    }
+    out.push({ type, object: decodeObject(inner) });
+  }
+  return out;
+}
