@@ -65,6 +65,8 @@ export function serveWatch(res: ServerResponse, o: WatchOptions): () => void {
     replay = o.history.since(Number(rvText));
   }
   res.writeHead(200, { 'Content-Type': o.contentType, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  // Headers go out now, as kube-apiserver flushes them: a client waits for them before it reads any event.
+  res.flushHeaders();
   let first = true;
   let ended = false;
   const send = (type: EventType, object: unknown): void => {

@@ -68,7 +68,16 @@ export function encodeObject(o: Json): Buffer {
 
 /** An enveloped object back to JSON, apiVersion and kind taken from the envelope. */
 export function decodeObject(body: Uint8Array): Json {
-  const b = Buffer.from(body);
+  try {
+    return decodeEnveloped(Buffer.from(body));
+  } catch (err) {
+    if (err instanceof ProtobufError) throw err;
+    // The reader's own errors (a length past the end, a bad wire type): the body is not a protobuf message.
+    throw new ProtobufError(`malformed protobuf: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function decodeEnveloped(b: Buffer): Json {
   if (b.length < 4 || !b.subarray(0, 4).equals(ENVELOPE_PREFIX)) throw new ProtobufError('the protobuf body does not start with the "k8s\\x00" envelope prefix');
   // Unknown is read field by field: decodeMessage would drop its empty strings, which is fine, but raw must stay bytes.
   const r = protobuf.Reader.create(b.subarray(4));
