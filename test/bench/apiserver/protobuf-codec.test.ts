@@ -153,6 +153,9 @@ describe('protobuf codec', () => {
       assert.ok(MESSAGES[messageFor(r.apiVersion, `${r.kind}List`)!]?.items, `${r.kind}List has items`);
     }
     assert.equal(KIND_MESSAGES['v1/Pod'], 'k8s.io.api.core.v1.Pod');
+    // DeleteOptions travels under the resource's group version (client-go sends storage.k8s.io/v1 DeleteOptions).
+    const opts = { apiVersion: 'storage.k8s.io/v1', kind: 'DeleteOptions', preconditions: { uid: 'u-1', resourceVersion: '9' }, propagationPolicy: 'Background' };
+    assert.deepEqual(decodeObject(encodeObject(opts)), opts);
   });
 
   it('refuses a body without the envelope or of a kind it has no message for', () => {

@@ -17,13 +17,13 @@ const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const OTHER_MESSAGES: Record<string, string> = {
   'v1/Status': `${META}.Status`,
   'meta.k8s.io/v1/Status': `${META}.Status`,
-  'v1/DeleteOptions': `${META}.DeleteOptions`,
-  'meta.k8s.io/v1/DeleteOptions': `${META}.DeleteOptions`,
   'autoscaling/v1/Scale': 'k8s.io.api.autoscaling.v1.Scale',
 };
 
 /** The message of an apiVersion and kind (a kind's List included), or undefined: not served as protobuf (custom resources, Tables). */
 export function messageFor(apiVersion: string, kind: string): string | undefined {
+  // DeleteOptions is registered in every group version: a client sends it under the resource's own.
+  if (kind === 'DeleteOptions') return `${META}.DeleteOptions`;
   const key = `${apiVersion}/${kind}`;
   const direct = KIND_MESSAGES[key] ?? OTHER_MESSAGES[key];
   if (direct !== undefined) return direct;
