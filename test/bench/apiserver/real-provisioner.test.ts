@@ -1,11 +1,11 @@
-// The real csi-provisioner v5.2.0 (../shared/tools/csi), run per node with the DaemonSet's flags against a held bench: it speaks protobuf, connects to the node's Lode driver and publishes CSIStorageCapacity objects with the driver's figures.
+// The real csi-provisioner v5.2.0 (../shared/tools/csi), run per node with the DaemonSet's flags against a held bench: it speaks protobuf, connects to the node's Lode driver and publishes CSIStorageCapacity objects with the driver's figures; the real csi-resizer holds its leader-election Lease there.
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, StorageV1Api, type V1CSIStorageCapacity } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, KubeConfig, StorageV1Api, type V1CSIStorageCapacity } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { needsRoot } from '../run-helpers.js';
 import { csiTool } from '../../helpers/csi-tools.js';
@@ -24,14 +24,15 @@ const MANAGED_BY = `csi.storage.k8s.io/managed-by=external-provisioner-${NODE}`;
 interface Container { name: string; args?: string[] }
 
 /**
- * The csi-provisioner container's flags from deploy/base/daemonset.yaml, so the test runs what
- * the DaemonSet runs: the socket path is this run's, and -v=5 logs enough to read a failure.
+ * A container's flags from deploy/base/daemonset.yaml, so the test runs what the DaemonSet
+ * runs: the socket path is this run's, $(NAMESPACE) is expanded as kubelet expands it, and
+ * -v=5 logs enough to read a failure.
  */
-function daemonSetProvisionerArgs(socket: string): string[] {
+function daemonSetArgs(container: string, socket: string): string[] {
   const ds = parseYaml(readFileSync(DAEMONSET, 'utf8')) as { spec: { template: { spec: { containers: Container[] } } } };
-  const c = ds.spec.template.spec.containers.find((x) => x.name === 'csi-provisioner');
-  assert.ok(c?.args, 'the DaemonSet has a csi-provisioner container with args');
-  return c.args.map((a) => (a.startsWith('--csi-address=') ? `--csi-address=${socket}` : a.startsWith('--v=') ? '--v=5' : a));
+  const c = ds.spec.template.spec.containers.find((x) => x.name === container);
+  assert.ok(c?.args, `the DaemonSet has a ${container} container with args`);
+  return c.args.map((a) => (a.startsWith('--csi-address=') ? `--csi-address=${socket}` : a.startsWith('--v=') ? '--v=5' : a.replace('$(NAMESPACE)', NAMESPACE)));
 }
 
 /** Polls until `check` returns a value (the provisioner and the bench run on their own; nothing here is timed). */
@@ -55,6 +56,12 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
   let missing: string | undefined;
   let storage: StorageV1Api;
   let core: CoreV1Api;
+  let coordination: CoordinationV1Api;
+  let kubeconfigPath = '';
+  let socketPath = '';
+  let resizer: ChildProcess | undefined;
+  let resizerExit: Promise<number | null> = Promise.resolve(null);
+  let resizerLog = '';
   const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
 
   before(async () => {
@@ -80,6 +87,7 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
     kc.loadFromFile(kubeconfig);
     storage = kc.makeApiClient(StorageV1Api);
     core = kc.makeApiClient(CoreV1Api);
+    coordination = kc.makeApiClient(CoordinationV1Api);
     // The DaemonSet's pod on this node: --capacity-ownerref-level=1 makes the provisioner read it
     // and own its objects by its controller, the DaemonSet (which the bench does not serve, as the
     // provisioner never reads it).
@@ -95,7 +103,9 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
     const socket = path.join(work, run, 'nodes', NODE, 'csi.sock');
     assert.ok(existsSync(socket), `the node's driver socket ${socket}`);
     const out = createWriteStream(logFile);
-    provisioner = spawn(binary, [`--kubeconfig=${kubeconfig}`, ...daemonSetProvisionerArgs(socket)], {
+    kubeconfigPath = kubeconfig;
+    socketPath = socket;
+    provisioner = spawn(binary, [`--kubeconfig=${kubeconfig}`, ...daemonSetArgs('csi-provisioner', socket)], {
       env: { ...process.env, NODE_NAME: NODE, NAMESPACE, POD_NAME: POD },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -105,6 +115,8 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
   });
 
   after(async () => {
+    if (resizer && resizer.exitCode === null) resizer.kill('SIGTERM');
+    await resizerExit;
     if (provisioner && provisioner.exitCode === null) provisioner.kill('SIGTERM');
     await provisionerExit;
     if (bench && bench.exitCode === null) bench.kill('SIGINT');
@@ -114,6 +126,7 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
       // The run removed what it made; only the empty work directory and the log are left.
       if (existsSync(work) && readdirSync(work).length === 0) rmdirSync(work);
       rmSync(logFile, { force: true });
+      if (resizerLog !== '') rmSync(resizerLog, { force: true });
       if (readdirSync(root).length === 0) rmdirSync(root);
     }
   });
@@ -165,5 +178,42 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
     await storage.deleteStorageClass({ name: 'lode-extra' });
     await eventually('the new class\'s object removed', async () => ((await published()).some((c) => c.storageClassName === 'lode-extra') ? undefined : true), log);
     assert.equal(provisioner?.exitCode, null, 'the provisioner keeps running');
+  });
+
+  it('csi-resizer v1.13.2 with the DaemonSet\'s flags takes its leader-election Lease and renews it (a protobuf Lease, MicroTime times)', async (t) => {
+    if (skipIfMissing(t)) return;
+    const binary = await csiTool('csi-resizer');
+    if (typeof binary !== 'string') {
+      if (process.env.CI === 'true') assert.fail(`CI=true: ${binary.missing}`);
+      t.skip(binary.missing);
+      return;
+    }
+    resizerLog = path.join(root, 'csi-resizer.log');
+    const out = createWriteStream(resizerLog);
+    resizer = spawn(binary, [`--kubeconfig=${kubeconfigPath}`, ...daemonSetArgs('csi-resizer', socketPath)], { env: { ...process.env, NAMESPACE }, stdio: ['ignore', 'pipe', 'pipe'] });
+    resizer.stdout!.pipe(out);
+    resizer.stderr!.pipe(out);
+    resizerExit = new Promise((resolve) => resizer!.on('exit', (c) => resolve(c)));
+    const rlog = (): string => (existsSync(resizerLog) ? readFileSync(resizerLog, 'utf8') : '');
+    const read = async (): Promise<{ holder: string; renew: number; acquire: number } | undefined> => {
+      try {
+        const l = await coordination.readNamespacedLease({ name: 'external-resizer-lode-csi-dev', namespace: NAMESPACE });
+        const renew = l.spec?.renewTime ? new Date(l.spec.renewTime).getTime() : NaN;
+        const acquire = l.spec?.acquireTime ? new Date(l.spec.acquireTime).getTime() : NaN;
+        return l.spec?.holderIdentity && Number.isFinite(renew) && Number.isFinite(acquire) ? { holder: l.spec.holderIdentity, renew, acquire } : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const first = await eventually('the resizer\'s Lease', read, rlog);
+    // Renewed: a later renewTime written by the same holder.
+    const later = await eventually('a renewal of the Lease', async () => {
+      const l = await read();
+      return l !== undefined && l.renew > first.renew ? l : undefined;
+    }, rlog);
+    assert.equal(later.holder, first.holder);
+    assert.ok(later.acquire <= later.renew);
+    assert.match(rlog(), /successfully acquired lease lode-system\/external-resizer-lode-csi-dev/);
+    assert.equal(resizer.exitCode, null, 'the resizer keeps running');
   });
 });
