@@ -48,6 +48,16 @@ const capacity: Json = {
   storageClassName: 'lode-local', capacity: '160Mi', maximumVolumeSize: '160Mi',
 };
 
+const event: Json = {
+  apiVersion: 'v1', kind: 'Event',
+  metadata: { name: 'data.18ee89c79034c1fa', namespace: 'default' },
+  involvedObject: { kind: 'PersistentVolumeClaim', namespace: 'default', name: 'data', uid: 'u-3', apiVersion: 'v1', resourceVersion: '40' },
+  reason: 'ProvisioningFailed', message: 'failed to provision volume', source: { component: 'lode.csi.dev_node-1' },
+  firstTimestamp: '2026-01-01T00:00:00Z', lastTimestamp: '2026-01-01T00:00:03Z', count: 2, type: 'Warning',
+  eventTime: '2026-01-01T00:00:00.123456Z', series: { count: 2, lastObservedTime: '2026-01-01T00:00:03.000010Z' },
+  reportingComponent: 'csi-provisioner', reportingInstance: 'node-1',
+};
+
 /** Reads one length-delimited field's bytes from a message (the first with that number). */
 function field(bytes: Uint8Array, id: number): Buffer {
   const b = Buffer.from(bytes);
@@ -76,7 +86,7 @@ function field(bytes: Uint8Array, id: number): Buffer {
 
 describe('protobuf codec', () => {
   it('round-trips real objects JSON -> protobuf -> JSON unchanged', () => {
-    for (const o of [pv, pod, lease, capacity]) assert.deepEqual(decodeObject(encodeObject(o)), o);
+    for (const o of [pv, pod, lease, capacity, event]) assert.deepEqual(decodeObject(encodeObject(o)), o);
   });
 
   it('wraps an object as upstream does: "k8s\\0", then runtime.Unknown{typeMeta{apiVersion, kind}, raw}', () => {
@@ -133,6 +143,13 @@ describe('protobuf codec', () => {
     const two = Buffer.concat([frame, watchFrame('DELETED', pod)]);
     assert.deepEqual(readWatchFrames(two).map((e) => e.type), ['MODIFIED', 'DELETED']);
     assert.deepEqual(readWatchFrames(two)[1]!.object, pod);
+    // A bookmark is the kind with only its metadata; an ERROR carries a Status (410 Expired after compaction).
+    const bookmark = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', metadata: { resourceVersion: '42', annotations: { 'k8s.io/initial-events-end': 'true' } } };
+    const expired = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'too old resource version: 3 (40)', reason: 'Expired', code: 410 };
+    const frames = readWatchFrames(Buffer.concat([watchFrame('BOOKMARK', bookmark), watchFrame('ERROR', expired)]));
+    assert.deepEqual(frames[0], { type: 'BOOKMARK', object: bookmark });
+    // Status.metadata is an empty ListMeta: omitted after decoding, as Go's omitempty leaves it out.
+    assert.deepEqual(frames[1], { type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version: 3 (40)', reason: 'Expired', code: 410 } });
   });
 
   it('has the upstream field numbers where clients look first', () => {
