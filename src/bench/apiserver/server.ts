@@ -236,7 +236,9 @@ export class ApiServer {
         this.opts.onRequest?.(client, verb, path.plural, path.subresource);
         // Named apart from the modelled components (the scenario's own "kubectl" among them).
         if (isVerb(verb)) this.run?.b.requests?.record(`external/${client}`, verb, path.plural, path.subresource);
-        proto = negotiate(accept, { protobuf: true }) === 'protobuf';
+        // Not for custom resources, whose successful answers are JSON too.
+        const known = resourceFor(path.group, path.version, path.plural);
+        proto = negotiate(accept, { protobuf: known === undefined || messageFor(known.apiVersion, known.kind) !== undefined }) === 'protobuf';
         await this.resource(req, res, path, url.searchParams, accept, method, client, watch);
         return;
       }

@@ -428,6 +428,9 @@ describe('protobuf, as Go clients of built-in kinds speak it', () => {
     const crd = await raw('GET', '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', { Accept: `${PB}, application/json` });
     assert.equal(crd.status, 200);
     assert.equal(crd.type, 'application/json');
+    const crdMissing = await raw('GET', '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/none', { Accept: `${PB}, application/json` });
+    assert.equal(crdMissing.status, 404);
+    assert.equal(crdMissing.type, 'application/json', 'a custom resource\'s error is JSON, as its objects are');
   });
 
   it('watches in length-delimited protobuf frames, each object enveloped', async () => {
