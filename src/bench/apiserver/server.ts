@@ -21,7 +21,8 @@ import { WatchHistory } from './watch-history.js';
 import { ServedEvents } from './served-events.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
 import { toJson, toJsonText, typed } from './wire.js';
-import { decodeObject, encodeObject, hasProtobuf, messageFor, PROTOBUF_TYPE, PROTOBUF_WATCH_TYPE, watchFrame } from './protobuf/envelope.js';
+import { decodeObject, encodeObject, hasProtobuf, messageFor, PROTOBUF_TYPE } from './protobuf/envelope.js';
+import { PROTOBUF_WATCH_TYPE, watchFrame } from './protobuf/watch-frame.js';
 import { ProtobufError } from './protobuf/codec.js';
 import { isVerb, type RequestCounts } from '../api/request-counts.js';
 

@@ -7,7 +7,8 @@ import { VIRTUAL_EPOCH_MS, VirtualClock } from '../../../src/bench/clock/virtual
 import { Runtime } from '../../../src/bench/runtime/runtime.js';
 import { ApiServer } from '../../../src/bench/apiserver/server.js';
 import { RequestCounts } from '../../../src/bench/api/request-counts.js';
-import { decodeObject, encodeObject, readWatchFrames } from '../../../src/bench/apiserver/protobuf/envelope.js';
+import { decodeObject, encodeObject } from '../../../src/bench/apiserver/protobuf/envelope.js';
+import { readWatchFrames } from '../../../src/bench/apiserver/protobuf/watch-frame.js';
 import type { Json } from '../../../src/bench/apiserver/patch/merge-patch.js';
 
 type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> };

@@ -2,7 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeMessage, encodeMessage } from '../../../src/bench/apiserver/protobuf/codec.js';
-import { decodeObject, encodeObject, ENVELOPE_PREFIX, messageFor, readWatchFrames, watchFrame } from '../../../src/bench/apiserver/protobuf/envelope.js';
+import { decodeObject, encodeObject, ENVELOPE_PREFIX, messageFor } from '../../../src/bench/apiserver/protobuf/envelope.js';
+import { readWatchFrames, watchFrame } from '../../../src/bench/apiserver/protobuf/watch-frame.js';
+import { formatDuration, formatTime, parseDuration, parseTime } from '../../../src/bench/apiserver/protobuf/go-text.js';
 import { KIND_MESSAGES, MESSAGES } from '../../../src/bench/apiserver/protobuf/schema.gen.js';
 import { RESOURCES } from '../../../src/bench/api/resources.js';
 import type { Json } from '../../../src/bench/apiserver/patch/merge-patch.js';
@@ -179,6 +181,19 @@ describe('protobuf codec', () => {
     assert.throws(() => decodeObject(Buffer.from('{"kind":"Pod"}')), /envelope prefix/);
     const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 's' } };
     assert.throws(() => encodeObject(snapshot), /no protobuf form/);
+  });
+
+  it('reads and writes times and durations in the text apimachinery\'s JSON uses', () => {
+    assert.deepEqual(parseTime('2026-01-01T00:00:05.000001Z', true), { seconds: 1767225605, nanos: 1000 });
+    assert.deepEqual(parseTime('2026-01-01T00:00:05.9Z', false), { seconds: 1767225605, nanos: 0 }, 'Time keeps seconds only');
+    assert.equal(formatTime(1767225605, 98_143_000, true), '2026-01-01T00:00:05.098143Z');
+    assert.equal(formatTime(1767225605, 0, false), '2026-01-01T00:00:05Z');
+    assert.equal(parseDuration('1m30s'), 90e9);
+    assert.equal(parseDuration('1h0m0.5s'), 3600.5e9);
+    assert.equal(formatDuration(90e9), '1m30s');
+    assert.equal(formatDuration(3600e9), '1h0m0s');
+    assert.equal(formatDuration(1500), '1.5µs');
+    assert.throws(() => parseDuration('90'), /invalid duration/);
   });
 });
 

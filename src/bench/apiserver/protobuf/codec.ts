@@ -2,6 +2,10 @@
 import protobuf from 'protobufjs/minimal.js';
 import type { Json } from '../patch/merge-patch.js';
 import { MESSAGES, type FieldSpec } from './schema.gen.js';
+import { formatDuration, formatTime, parseDuration, parseTime } from './go-text.js';
+import { ProtobufError } from './protobuf-error.js';
+
+export { ProtobufError };
 
 const { Reader, Writer } = protobuf;
 type ProtoWriter = protobuf.Writer;
@@ -17,8 +21,6 @@ const QUANTITY = 'k8s.io.apimachinery.pkg.api.resource.Quantity';
 const INT_OR_STRING = 'k8s.io.apimachinery.pkg.util.intstr.IntOrString';
 const RAW_EXTENSION = 'k8s.io.apimachinery.pkg.runtime.RawExtension';
 
-/** A body or object that does not fit the schema: the request is refused with this message. */
-export class ProtobufError extends Error {}
 
 const SCALAR_WIRE: Record<string, number> = { string: 2, bytes: 2, bool: 0, int32: 0, int64: 0 };
 
@@ -40,55 +42,6 @@ function isSliceWrapper(type: string): boolean {
 function readInt64(r: ProtoReader): number {
   const v: unknown = r.int64();
   return typeof v === 'number' ? v : Number(String(v));
-}
-
-// ---- Go durations ("1m30s") as apimachinery's Duration prints them in JSON.
-const UNITS: [string, number][] = [['h', 3600e9], ['m', 60e9], ['s', 1e9], ['ms', 1e6], ['us', 1e3], ['µs', 1e3], ['ns', 1]];
-
-function parseDuration(text: string): number {
-  if (text === '0') return 0;
-  const re = /(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/gy;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  const sign = text.startsWith('-') ? -1 : 1;
-  const body = text.replace(/^[-+]/, '');
-  let consumed = 0;
-  while ((m = re.exec(body)) !== null) {
-    total += Number(m[1]) * UNITS.find(([u]) => u === m![2])![1];
-    consumed = re.lastIndex;
-  }
-  if (consumed !== body.length || body === '') throw new ProtobufError(`invalid duration ${JSON.stringify(text)}`);
-  return sign * Math.round(total);
-}
-
-function formatDuration(ns: number): string {
-  if (ns === 0) return '0s';
-  const sign = ns < 0 ? '-' : '';
-  let n = Math.abs(ns);
-  if (n < 1e9) {
-    if (n < 1e3) return `${sign}${n}ns`;
-    if (n < 1e6) return `${sign}${n / 1e3}µs`;
-    return `${sign}${n / 1e6}ms`;
-  }
-  const h = Math.floor(n / 3600e9); n -= h * 3600e9;
-  const m = Math.floor(n / 60e9); n -= m * 60e9;
-  const s = n / 1e9;
-  return `${sign}${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
-}
-
-// ---- Times: RFC 3339 text in JSON, {seconds, nanos} on the wire.
-function parseTime(text: string, micro: boolean): { seconds: number; nanos: number } {
-  const ms = Date.parse(text);
-  if (!Number.isFinite(ms)) throw new ProtobufError(`invalid time ${JSON.stringify(text)}`);
-  const seconds = Math.floor(ms / 1000);
-  if (!micro) return { seconds, nanos: 0 };
-  const frac = /\.(\d+)/.exec(text)?.[1] ?? '';
-  return { seconds, nanos: Number((frac + '000000').slice(0, 6)) * 1000 };
-}
-
-function formatTime(seconds: number, nanos: number, micro: boolean): string {
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
-  return micro ? `${base}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z` : `${base}Z`;
 }
 
 // ---------------------------------------------------------------- encoding

@@ -1,12 +1,10 @@
-// The protobuf wire forms of kube-apiserver: `k8s\0` + runtime.Unknown around an object, and the length-framed WatchEvents of a watch stream.
+// The protobuf envelope of kube-apiserver: `k8s\0` + runtime.Unknown around an object, and which message each apiVersion/kind is.
 import protobuf from 'protobufjs/minimal.js';
 import type { Json } from '../patch/merge-patch.js';
 import { decodeMessage, encodeMessage, ProtobufError } from './codec.js';
 import { KIND_MESSAGES } from './schema.gen.js';
 
 export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
-/** The Content-Type of a protobuf watch (upstream's stream serializer). */
-export const PROTOBUF_WATCH_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch';
 
 /** The magic number before every enveloped object ("k8s" and a zero byte). */
 export const ENVELOPE_PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -104,48 +102,4 @@ function decodeEnveloped(b: Buffer): Json {
   if (type === undefined) throw new ProtobufError(`${apiVersion || '(no apiVersion)'} ${kind || '(no kind)'} has no protobuf form here`);
   const obj = decodeMessage(type, raw) as Record<string, Json>;
   return { apiVersion, kind, ...obj };
-}
-
-/**
- * One frame of a protobuf watch: a 4-byte big-endian length, then a WatchEvent message
- * (not enveloped: the stream serializer writes it raw) whose object is the enveloped object.
- */
-export function watchFrame(type: string, object: Json): Buffer {
-  // RawExtension's JSON form is the embedded object; here its raw bytes are the enveloped object, so the frame is written by hand.
-  const w = protobuf.Writer.create();
-  w.uint32((1 << 3) | 2).string(type);
-  w.uint32((2 << 3) | 2).fork().uint32((1 << 3) | 2).bytes(encodeObject(object)).ldelim();
-  const msg = w.finish();
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(msg.length, 0);
-  return Buffer.concat([head, msg]);
-}
-
-/** Reads the frames of a protobuf watch body (tests, clients): each as {type, object}. */
-export function readWatchFrames(body: Buffer): { type: string; object: Json }[] {
-  const out: { type: string; object: Json }[] = [];
-  let pos = 0;
-  while (pos + 4 <= body.length) {
-    const len = body.readUInt32BE(pos);
-    const msg = body.subarray(pos + 4, pos + 4 + len);
-    if (msg.length < len) throw new ProtobufError('a watch frame is cut short');
-    pos += 4 + len;
-    const r = protobuf.Reader.create(msg);
-    let type = '';
-    let inner: Uint8Array = new Uint8Array();
-    while (r.pos < r.len) {
-      const tag = r.uint32();
-      if (tag >>> 3 === 1) type = r.string();
-      else if (tag >>> 3 === 2) {
-        const rr = protobuf.Reader.create(r.bytes());
-        while (rr.pos < rr.len) {
-          const t = rr.uint32();
-          if (t >>> 3 === 1) inner = rr.bytes();
-          else rr.skipType(t & 7);
-        }
-      } else r.skipType(tag & 7);
-    }
-    out.push({ type, object: decodeObject(inner) });
-  }
-  return out;
 }
