@@ -195,6 +195,16 @@ describe('protobuf codec', () => {
     assert.equal(formatDuration(1500), '1.5µs');
     assert.throws(() => parseDuration('90'), /invalid duration/);
   });
+
+  it('keeps a zero value sent for a Go pointer field (a claim without a class, zero replicas) and drops other zero values', () => {
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'no-class' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } };
+    assert.deepEqual(decodeObject(encodeObject(claim)), claim);
+    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'web' }, spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, serviceName: 'web', template: { metadata: { labels: { app: 'web' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'i' }] } } } };
+    assert.deepEqual(decodeObject(encodeObject(sts)), sts);
+    // A PV's storageClassName is a plain string upstream: "" sent is no class, left out as omitempty does.
+    const pvNoClass = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'p' }, spec: { storageClassName: '', capacity: { storage: '1Gi' } } };
+    assert.deepEqual(decodeObject(encodeObject(pvNoClass)), { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'p' }, spec: { capacity: { storage: '1Gi' } } });
+  });
 });
 
 function varintBytes(n: number): number[] {

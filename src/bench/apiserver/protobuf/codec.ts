@@ -244,6 +244,7 @@ function readFields(r: ProtoReader, type: string, end: number): Json {
   const fields = schemaOf(type);
   const byId = new Map(Object.entries(fields).map(([name, spec]) => [spec[0], { name, spec }]));
   const out: Record<string, Json> = {};
+  const set = new Set<string>();
   while (r.pos < end) {
     const tag = r.uint32();
     const f = byId.get(tag >>> 3);
@@ -283,14 +284,21 @@ function readFields(r: ProtoReader, type: string, end: number): Json {
       continue;
     }
     const v = readValue(r, ftype);
-    if (isEmpty(v)) delete out[f.name];
-    else out[f.name] = v!;
+    if (rule === 'p' && v !== undefined) {
+      // A Go pointer is on the wire only when set: its zero value is a value (storageClassName: "", replicas: 0).
+      out[f.name] = v;
+      set.add(f.name);
+    } else if (isEmpty(v)) {
+      delete out[f.name];
+    } else {
+      out[f.name] = v!;
+    }
   }
-  for (const [k, v] of Object.entries(out)) if (isEmpty(v)) delete out[k];
+  for (const [k, v] of Object.entries(out)) if (!set.has(k) && isEmpty(v)) delete out[k];
   return out;
 }
 
-/** The JSON object of message bytes of this type; zero values are left out, as Go's omitempty leaves them out. */
+/** The JSON object of message bytes of this type; zero values are left out, as Go's omitempty leaves them out, except those of pointer fields that were sent. */
 export function decodeMessage(type: string, bytes: Uint8Array): Json {
   const r = Reader.create(bytes);
   return readMessageBody(r, type, bytes.length) ?? {};

@@ -20,15 +20,23 @@ export function protoPackage(group: string, version: string): string {
   return `k8s.io.api.${group === '' ? 'core' : group.split('.')[0]}.${version}`;
 }
 
-/** [id, type] | [id, type, 'r'] (repeated) | [id, valueType, 'm', keyType] (map) | [id, type, 'i'] (a Go embedded struct whose JSON is inlined) */
-type FieldSpec = [number, string] | [number, string, 'r' | 'i'] | [number, string, 'm', string];
-
 /**
- * Fields whose JSON is inlined into the parent (Go `json:",inline"`), which generated.proto
- * does not say: read from the Go types beside it, keyed `Struct.protoName`.
+ * [id, type] | [id, type, 'r'] (repeated) | [id, valueType, 'm', keyType] (map) | [id, type, 'i']
+ * (a Go embedded struct whose JSON is inlined) | [id, type, 'p'] (a Go pointer: set even when zero)
  */
-function inlineFields(protoFile: string): Set<string> {
-  const out = new Set<string>();
+type FieldSpec = [number, string] | [number, string, 'r' | 'i' | 'p'] | [number, string, 'm', string];
+
+/** Facts of the Go types that generated.proto does not carry, keyed `Struct.protoName`. */
+interface GoFacts {
+  /** Embedded structs whose JSON is inlined into the parent (`json:",inline"`). */
+  inline: Set<string>;
+  /** Pointer fields: on the wire only when set, so a zero value sent is a value (`storageClassName: ""`, `replicas: 0`). */
+  pointer: Set<string>;
+}
+
+/** Reads the Go types beside a generated.proto (types.go and friends) for the facts the proto lacks. */
+function goFacts(protoFile: string): GoFacts {
+  const out: GoFacts = { inline: new Set(), pointer: new Set() };
   const dir = dirname(protoFile);
   for (const f of readdirSync(dir)) {
     if (!f.endsWith('.go') || f.startsWith('zz_') || f.startsWith('generated')) continue;
@@ -36,8 +44,11 @@ function inlineFields(protoFile: string): Set<string> {
     for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
       const t = /^type (\w+) struct \{/.exec(line);
       if (t) struct = t[1]!;
+      if (struct === '') continue;
       const m = /json:",inline"\s+protobuf:"[^"]*name=(\w+)/.exec(line);
-      if (m && struct !== '') out.add(`${struct}.${m[1]}`);
+      if (m) out.inline.add(`${struct}.${m[1]}`);
+      const p = /^\s+\w+\s+\*[\w.]+\s+`.*protobuf:"[^"]*name=(\w+)/.exec(line);
+      if (p) out.pointer.add(`${struct}.${p[1]}`);
     }
   }
   return out;
@@ -68,15 +79,15 @@ function main(): void {
     root.loadSync(f, { keepCase: true });
   }
   root.resolveAll();
-  const inline = new Map<string, Set<string>>();
-  const inlineOf = (t: protobuf.Type): Set<string> => {
+  const facts = new Map<string, GoFacts>();
+  const factsOf = (t: protobuf.Type): GoFacts => {
     const pkg = t.fullName.slice(1, -(t.name.length + 1));
-    let set = inline.get(pkg);
-    if (set === undefined) {
-      set = inlineFields(join(vendor, 'k8s.io', ...pkg.slice('k8s.io.'.length).split('.'), 'generated.proto'));
-      inline.set(pkg, set);
+    let f = facts.get(pkg);
+    if (f === undefined) {
+      f = goFacts(join(vendor, 'k8s.io', ...pkg.slice('k8s.io.'.length).split('.'), 'generated.proto'));
+      facts.set(pkg, f);
     }
-    return set;
+    return f;
   };
   const messages: Record<string, Record<string, FieldSpec>> = {};
   const queue = [...Object.values(kinds).flatMap((k) => [k, `${k}List`]), ...EXTRA_ROOTS];
@@ -91,7 +102,8 @@ function main(): void {
       if (resolved instanceof protobuf.Type) queue.push(type);
       if (f instanceof protobuf.MapField) fields[f.name] = [f.id, type, 'm', f.keyType];
       else if (f.repeated) fields[f.name] = [f.id, type, 'r'];
-      else if (inlineOf(t).has(`${t.name}.${f.name}`)) fields[f.name] = [f.id, type, 'i'];
+      else if (factsOf(t).inline.has(`${t.name}.${f.name}`)) fields[f.name] = [f.id, type, 'i'];
+      else if (factsOf(t).pointer.has(`${t.name}.${f.name}`)) fields[f.name] = [f.id, type, 'p'];
       else fields[f.name] = [f.id, type];
     }
     messages[name] = fields;
@@ -102,8 +114,8 @@ function main(): void {
   out.push(`// From the upstream generated.proto files of ${moduleLabel}.`);
   out.push(`// Regenerate: npm run build && node dist/src/bench/apiserver/protobuf/generate-schema.js VENDOR_DIR '${moduleLabel}' > src/bench/apiserver/protobuf/schema.gen.ts`);
   out.push('');
-  out.push('/** [number, type] | [number, type, "r"] (repeated) | [number, value type, "m", key type] (map) | [number, type, "i"] (JSON inlined into the parent, Go\'s embedded struct). */');
-  out.push('export type FieldSpec = readonly [number, string] | readonly [number, string, \'r\' | \'i\'] | readonly [number, string, \'m\', string];');
+  out.push('/** [number, type] | [number, type, "r"] (repeated) | [number, value type, "m", key type] (map) | [number, type, "i"] (JSON inlined into the parent, Go\'s embedded struct) | [number, type, "p"] (a Go pointer: a zero value sent is a value). */');
+  out.push('export type FieldSpec = readonly [number, string] | readonly [number, string, \'r\' | \'i\' | \'p\'] | readonly [number, string, \'m\', string];');
   out.push('');
   out.push(`export const SCHEMA_ORIGIN = ${JSON.stringify(moduleLabel)};`);
   out.push('');
