@@ -2,32 +2,12 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { run } from '../../src/sys/exec.js';
 import { dirBtrfsFixture } from '../conformance/fixtures.js';
 import { DriverHarness, type PoolSpec } from '../helpers/driver-harness.js';
 import { CAP_SYS_RESOURCE, hasCapability, MiB } from '../driver/support.js';
-
-const repo = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-/** The test environment's upstream tools, beside the checkout as the project's workplace lays them out. */
-const TOOLS = path.resolve(repo, '..', 'shared', 'tools', 'csi');
-
-/** Unpacks csi-sanity once per process; why it cannot be had here, as a string, instead. */
-let sanity: Promise<string | { missing: string }> | undefined;
-function csiSanity(): Promise<string | { missing: string }> {
-  sanity ??= (async () => {
-    if (!existsSync(path.join(TOOLS, 'unpack.sh'))) return { missing: `csi-sanity is not here: ${TOOLS} is missing (the upstream kubernetes-csi tools; see its README for the tags and how they are built)` };
-    try {
-      const dir = (await run('bash', [path.join(TOOLS, 'unpack.sh')])).stdout.trim().split('\n').pop() ?? '';
-      return path.join(dir, 'csi-sanity');
-    } catch (err) {
-      return { missing: `csi-sanity could not be unpacked: ${(err as Error).message}` };
-    }
-  })();
-  return sanity;
-}
+import { csiTool } from '../helpers/csi-tools.js';
 
 interface Counts {
   passed: number;
@@ -79,7 +59,7 @@ const RUNS: SanityRun[] = [
 
 for (const r of RUNS) {
   test(`csi-sanity: ${r.name}: 0 failures`, { skip: process.getuid?.() !== 0 ? 'the driver needs root' : false }, async (t) => {
-    const binary = await csiSanity();
+    const binary = await csiTool('csi-sanity');
     if (typeof binary !== 'string') {
       // A tool of the test environment: CI has it, so there its absence is a failure.
       if (process.env.CI === 'true') assert.fail(`CI=true: ${binary.missing}`);

@@ -1,4 +1,4 @@
-// Content negotiation: which of the JSON forms a client's Accept header asks for (plain, Table, aggregated discovery).
+// Content negotiation: which form a client's Accept header asks for (JSON, protobuf, Table, aggregated discovery).
 
 export interface MediaRange {
   type: string;
@@ -19,19 +19,24 @@ export function parseAccept(header: string | undefined): MediaRange[] {
   });
 }
 
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
 function isJson(m: MediaRange): boolean {
   return m.type === 'application/json' || m.type === '*/*' || m.type === 'application/*';
 }
 
-export type ResponseForm = 'object' | 'table' | 'discovery-v2' | 'discovery-v2beta1';
+export type ResponseForm = 'object' | 'protobuf' | 'table' | 'discovery-v2' | 'discovery-v2beta1';
 
 /**
- * The first form in the client's list the server can give. `as=Table` is offered only for
+ * The first form in the client's list the server can give. Protobuf is offered for built-in
+ * kinds only (custom resources have no protobuf form), `as=Table` only for
  * reads of resources, the aggregated discovery document only on /api and /apis; a plain
  * JSON entry (or none at all) means the ordinary object. Undefined: nothing acceptable (406).
  */
-export function negotiate(accept: MediaRange[], offers: { table?: boolean; discovery?: boolean }): ResponseForm | undefined {
+export function negotiate(accept: MediaRange[], offers: { table?: boolean; discovery?: boolean; protobuf?: boolean }): ResponseForm | undefined {
   for (const m of accept) {
+    // Plain protobuf objects only (built-in kinds): Tables and discovery documents are served as JSON.
+    if (m.type === PROTOBUF && offers.protobuf && m.params.as === undefined) return 'protobuf';
     if (!isJson(m)) continue;
     const as = m.params.as;
     if (as === undefined) return 'object';
@@ -48,6 +53,7 @@ export function negotiate(accept: MediaRange[], offers: { table?: boolean; disco
 export function contentTypeOf(form: ResponseForm): string {
   switch (form) {
     case 'object': return 'application/json';
+    case 'protobuf': return PROTOBUF;
     case 'table': return 'application/json;as=Table;v=v1;g=meta.k8s.io';
     case 'discovery-v2': return 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
     case 'discovery-v2beta1': return 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';

@@ -22,6 +22,9 @@ import { ServedEvents } from './served-events.js';
 import { createObject, deleteCollection, deleteObject, deleteOptions, patchObject, updateObject, type WriteBackend, type WriteTarget } from './writes.js';
 import { toJson, toJsonText, typed } from './wire.js';
 import { fieldValidationOf, warningHeader } from './field-validation.js';
+import { decodeObject, encodeObject, hasProtobuf, messageFor, PROTOBUF_TYPE } from './protobuf/envelope.js';
+import { PROTOBUF_WATCH_TYPE, watchFrame } from './protobuf/watch-frame.js';
+import { ProtobufError } from './protobuf/codec.js';
 import { isVerb, type RequestCounts } from '../api/request-counts.js';
 
 /** What the server needs of a running cluster (Cluster has all of it). */
@@ -64,7 +67,7 @@ export function parseApiAddress(text: string): { host: string; port: number } {
 
 const MAX_BODY = 16 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -77,18 +80,33 @@ function readBody(req: IncomingMessage): Promise<string> {
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
 
+function mediaOf(contentType: string | undefined): string {
+  return (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+}
+
+/** An enveloped protobuf body as JSON; a body that does not decode is a 400, as upstream answers it. */
+function protobufBody(body: Buffer): unknown {
+  try {
+    return decodeObject(body);
+  } catch (err) {
+    if (err instanceof ProtobufError) throw badRequest(`the protobuf request body could not be decoded: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
- * A create or update body. kube-apiserver takes JSON, YAML and protobuf; the bench takes the
- * first two. Protobuf (what typed Go clients such as `kubectl create configmap` may send) is
- * refused as the media type it is, not as broken JSON.
+ * A create or update body: JSON, YAML or protobuf (what Go clients of built-in kinds send),
+ * as kube-apiserver takes them. Anything else is refused as the media type it is, not as broken JSON.
  */
-function parseJsonBody(text: string, contentType: string | undefined): unknown {
-  const media = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+function parseJsonBody(body: Buffer, contentType: string | undefined): unknown {
+  const media = mediaOf(contentType);
+  if (media === PROTOBUF_TYPE) return protobufBody(body);
+  const text = body.toString('utf8');
   if (media === 'application/yaml') {
     try {
       return parseYaml(text);
@@ -97,12 +115,12 @@ function parseJsonBody(text: string, contentType: string | undefined): unknown {
     }
   }
   if (media !== 'application/json' && media !== '' && media !== '*/*') {
-    throw unsupportedMediaType(`the body's media type "${media}" is not supported: the bench's API takes application/json or application/yaml`);
+    throw unsupportedMediaType(`the body's media type "${media}" is not supported: the bench's API takes application/json, application/yaml or ${PROTOBUF_TYPE}`);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw badRequest(`the request body is not valid JSON: ${(err as Error).message} (the bench's API speaks JSON only)`);
+    throw badRequest(`the request body is not valid JSON: ${(err as Error).message}`);
   }
 }
 
@@ -175,18 +193,30 @@ export class ApiServer {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 
-  /** `warnings` become Warning headers (kubectl prints each as "Warning: ..."). */
-  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', warnings: string[] = []): void {
+  /**
+   * `proto`: the client asked for protobuf; bodies with a protobuf form (built-in kinds, Status) are sent so.
+   * `warnings` become Warning headers (kubectl prints each as "Warning: ...").
+   */
+  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json', proto = false, warnings: string[] = []): void {
     if (res.headersSent) return;
+    const warning = warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {};
+    if (proto) {
+      const json = toJson(body, this.shiftMs);
+      if (hasProtobuf(json)) {
+        const bytes = encodeObject(json);
+        res.writeHead(code, { 'Content-Type': PROTOBUF_TYPE, 'Content-Length': bytes.length, 'Cache-Control': 'no-cache, private', ...warning });
+        res.end(bytes);
+        return;
+      }
+    }
     const text = toJsonText(body, this.shiftMs);
     res.writeHead(code, {
-      'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private',
-      ...(warnings.length > 0 ? { Warning: warnings.map(warningHeader) } : {}),
+      'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private', ...warning,
     });
     res.end(text);
   }
 
-  private sendError(res: ServerResponse, err: unknown): void {
+  private sendError(res: ServerResponse, err: unknown, proto = false): void {
     let e: StatusError;
     if (err instanceof StatusError) e = err;
     else if (err instanceof RunOverError) e = new StatusError(503, 'ServiceUnavailable', `the bench run is over: ${err.message}`);
@@ -195,10 +225,12 @@ export class ApiServer {
       res.end();
       return;
     }
-    this.send(res, e.code, e.body());
+    this.send(res, e.code, e.body(), 'application/json', proto);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Errors too go back as protobuf to a client that asks for it first, as upstream sends its Status.
+    let proto = false;
     try {
       const url = new URL(req.url ?? '/', 'http://bench');
       const path = parseRequestPath(url.pathname);
@@ -212,6 +244,9 @@ export class ApiServer {
         this.opts.onRequest?.(client, verb, path.plural, path.subresource);
         // Named apart from the modelled components (the scenario's own "kubectl" among them).
         if (isVerb(verb)) this.run?.b.requests?.record(`external/${client}`, verb, path.plural, path.subresource);
+        // Not for custom resources, whose successful answers are JSON too.
+        const known = resourceFor(path.group, path.version, path.plural);
+        proto = negotiate(accept, { protobuf: known === undefined || messageFor(known.apiVersion, known.kind) !== undefined }) === 'protobuf';
         await this.resource(req, res, path, url.searchParams, accept, method, client, watch);
         return;
       }
@@ -268,7 +303,7 @@ export class ApiServer {
           throw NOT_FOUND;
       }
     } catch (err) {
-      this.sendError(res, err);
+      this.sendError(res, err, proto);
     }
   }
 
@@ -289,13 +324,17 @@ export class ApiServer {
       r, namespace, name: p.name, subresource: p.subresource, client, dryRun, displayShiftMs: this.shiftMs,
       fieldValidation: writing ? fieldValidationOf(q) : 'Warn', warnings: [],
     };
+    // Built-in kinds have a protobuf form; custom resources are JSON only, as for a real server.
+    const builtIn = messageFor(r.apiVersion, r.kind) !== undefined;
+    const proto = builtIn && negotiate(accept, { protobuf: true, table: true }) === 'protobuf';
+    const reply = (code: number, body: unknown, contentType?: string): void => this.send(res, code, body, contentType, proto, target.warnings);
     if (p.subresource === 'scale') {
-      await this.scale(req, res, target, method);
+      await this.scale(req, target, method, reply);
       return;
     }
     switch (method) {
       case 'GET': {
-        const form = negotiate(accept, { table: true });
+        const form = negotiate(accept, { table: true, protobuf: builtIn });
         if (form === undefined) throw notAcceptable('only JSON and the meta.k8s.io Table form are served');
         const asTable = form === 'table';
         const includeObject = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
@@ -314,7 +353,8 @@ export class ApiServer {
           let stop: () => void = () => {};
           stop = serveWatch(res, {
             store: this.b.store, history: this.history, resource: r, selection, query: q, events: this.run?.events,
-            contentType: contentTypeOf(form),
+            contentType: form === 'protobuf' ? PROTOBUF_WATCH_TYPE : contentTypeOf(form),
+            ...(form === 'protobuf' ? { frame: (type: string, object: unknown) => watchFrame(type, toJson(object, this.shiftMs)) } : {}),
             encode: (o, first) => {
               if (!asTable) return o;
               const t = table([o], o.metadata?.resourceVersion ?? '');
@@ -330,7 +370,7 @@ export class ApiServer {
         }
         if (p.name !== undefined) {
           const o = typed(r, getObject(this.b.store, r, p.name, namespace, this.run?.events));
-          this.send(res, 200, asTable ? table([o], o.metadata?.resourceVersion ?? '') : o, contentTypeOf(form));
+          reply(200, asTable ? table([o], o.metadata?.resourceVersion ?? '') : o, contentTypeOf(form));
           return;
         }
         const page = listPage(this.b.store, this.history, r, selection, q, this.run?.events);
@@ -338,41 +378,41 @@ export class ApiServer {
         const metadata = { resourceVersion: page.resourceVersion, ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}) };
         if (asTable) {
           const t = table(items, page.resourceVersion);
-          this.send(res, 200, { ...t, metadata: { ...(t.metadata as object), ...metadata } }, contentTypeOf(form));
+          reply(200, { ...t, metadata: { ...(t.metadata as object), ...metadata } }, contentTypeOf(form));
         } else {
-          this.send(res, 200, { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata, items });
+          reply(200, { kind: `${r.kind}List`, apiVersion: r.apiVersion, metadata, items });
         }
         return;
       }
       case 'POST': {
         if (p.name !== undefined) throw methodNotAllowed();
         const created = await createObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type']));
-        this.send(res, dryRun ? 200 : 201, created, 'application/json', target.warnings);
+        reply(dryRun ? 200 : 201, created);
         return;
       }
       case 'PUT': {
         if (p.name === undefined) throw methodNotAllowed();
-        const updated = await updateObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type']));
-        this.send(res, 200, updated, 'application/json', target.warnings);
+        reply(200, await updateObject(this.b, target, parseJsonBody(await readBody(req), req.headers['content-type'])));
         return;
       }
       case 'PATCH': {
         if (p.name === undefined) throw methodNotAllowed();
-        const patched = await patchObject(this.b, target, req.headers['content-type'] ?? '', await readBody(req));
-        this.send(res, 200, patched, 'application/json', target.warnings);
+        reply(200, await patchObject(this.b, target, req.headers['content-type'] ?? '', (await readBody(req)).toString('utf8')));
         return;
       }
       case 'DELETE': {
-        const opts = deleteOptions(await readBody(req), q);
+        const raw = await readBody(req);
+        // Go clients send DeleteOptions in their own content type.
+        const opts = deleteOptions(mediaOf(req.headers['content-type']) === PROTOBUF_TYPE && raw.length > 0 ? JSON.stringify(protobufBody(raw)) : raw.toString('utf8'), q);
         if (p.name === undefined) {
           if (r.kind === 'Namespace') throw methodNotAllowed();
           const selection = parseSelection(r, q, namespace);
           const out = await deleteCollection(this.b, target, opts, (o) => selects(r, selection, o));
-          this.send(res, out.code, out.body);
+          reply(out.code, out.body);
           return;
         }
         const out = await deleteObject(this.b, target, opts);
-        this.send(res, out.code, out.body);
+        reply(out.code, out.body);
         return;
       }
       default:
@@ -380,17 +420,17 @@ export class ApiServer {
     }
   }
 
-  private async scale(req: IncomingMessage, res: ServerResponse, t: WriteTarget, method: string): Promise<void> {
+  private async scale(req: IncomingMessage, t: WriteTarget, method: string, reply: (code: number, body: unknown) => void): Promise<void> {
     if (t.name === undefined) throw NOT_FOUND;
     switch (method) {
       case 'GET':
-        this.send(res, 200, getScale(this.b, t));
+        reply(200, getScale(this.b, t));
         return;
       case 'PUT':
-        this.send(res, 200, await writeScale(this.b, t, { put: parseJsonBody(await readBody(req), req.headers['content-type']) }));
+        reply(200, await writeScale(this.b, t, { put: parseJsonBody(await readBody(req), req.headers['content-type']) }));
         return;
       case 'PATCH':
-        this.send(res, 200, await writeScale(this.b, t, { patch: await readBody(req), contentType: (req.headers['content-type'] ?? '').split(';')[0]!.trim() }));
+        reply(200, await writeScale(this.b, t, { patch: (await readBody(req)).toString('utf8'), contentType: (req.headers['content-type'] ?? '').split(';')[0]!.trim() }));
         return;
       default:
         throw methodNotAllowed();

@@ -1,4 +1,4 @@
-// watch=true: a chunked stream of JSON watch events (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) with upstream's resourceVersion semantics.
+// watch=true: a chunked stream of watch events (JSON lines or protobuf frames) (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) with upstream's resourceVersion semantics.
 import type { ServerResponse } from 'node:http';
 import type { AnyObject } from '../api/kinds.js';
 import type { ObjectStore } from '../api/object-store.js';
@@ -8,7 +8,7 @@ import { expired, badRequest } from './status.js';
 import { toJsonText, typed } from './wire.js';
 import type { Change, WatchHistory } from './watch-history.js';
 
-type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /** Turns one event's object into what is sent (the object itself, or a one-row Table). */
 export type EventEncoder = (object: AnyObject, first: boolean) => unknown;
@@ -27,6 +27,8 @@ export interface WatchOptions {
   bookmarkEveryMs?: number;
   /** The run's Events, served beside the store. */
   events?: ServedBeside;
+  /** Writes one event as a protobuf frame instead of a JSON line (the client asked for protobuf). */
+  frame?: (type: EventType, object: unknown) => Buffer;
   /** Called when the stream ends, to forget it. */
   onEnd: () => void;
   /** The clock's display shift, read per event: a hold that starts re-sets it under an open watch. */
@@ -70,7 +72,8 @@ export function serveWatch(res: ServerResponse, o: WatchOptions): () => void {
   let ended = false;
   const send = (type: EventType, object: unknown): void => {
     if (ended) return;
-    res.write(toJsonText({ type, object }, o.displayShiftMs()) + '\n');
+    if (o.frame !== undefined) res.write(o.frame(type, object));
+    else res.write(toJsonText({ type, object }, o.displayShiftMs()) + '\n');
   };
   const sendObject = (type: EventType, object: AnyObject): void => {
     send(type, o.encode(typed(o.resource, object), first));

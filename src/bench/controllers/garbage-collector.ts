@@ -37,7 +37,9 @@ export class GarbageCollector extends Controller {
     if (obj === undefined || obj.metadata?.deletionTimestamp) return;
     const refs = obj.metadata?.ownerReferences ?? [];
     if (refs.length === 0) return;
-    const alive = refs.some((r) => isKind(r.kind) && this.ctx.store.existsUid(r.kind as Kind, r.uid));
+    // An owner of a kind the bench does not serve (a DaemonSet owning a sidecar's Pod) cannot be looked up;
+    // upstream's collector cannot resolve such a reference either and leaves the dependent alone.
+    const alive = refs.some((r) => !isKind(r.kind) || this.ctx.store.existsUid(r.kind as Kind, r.uid));
     if (alive) return;
     // Background propagation: the dependent is deleted once no owner is left. A pod on a node is deleted gracefully.
     this.ctx.store.delete(kind, name, namespace, kind === 'Pod' && Boolean((obj as { spec?: { nodeName?: string } }).spec?.nodeName));

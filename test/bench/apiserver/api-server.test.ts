@@ -7,6 +7,9 @@ import { VIRTUAL_EPOCH_MS, VirtualClock } from '../../../src/bench/clock/virtual
 import { Runtime } from '../../../src/bench/runtime/runtime.js';
 import { ApiServer } from '../../../src/bench/apiserver/server.js';
 import { RequestCounts } from '../../../src/bench/api/request-counts.js';
+import { decodeObject, encodeObject } from '../../../src/bench/apiserver/protobuf/envelope.js';
+import { readWatchFrames } from '../../../src/bench/apiserver/protobuf/watch-frame.js';
+import type { Json } from '../../../src/bench/apiserver/patch/merge-patch.js';
 
 type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
@@ -377,13 +380,85 @@ describe('request counting', () => {
 });
 
 describe('request bodies', () => {
-  it('takes YAML as the API server does, and refuses protobuf as an unsupported media type, not as broken JSON', async () => {
+  it('takes YAML as the API server does, and refuses other media types as unsupported, not as broken JSON', async () => {
     const yaml = await call('POST', '/api/v1/namespaces/default/configmaps', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-yaml}\ndata: {a: "1"}\n', { 'Content-Type': 'application/yaml' });
     assert.equal(yaml.status, 201);
     assert.equal((yaml.body.data as Record<string, string>).a, '1');
-    const proto = await call('POST', '/api/v1/namespaces/default/configmaps', 'k8s\u0000\n\u000fv1', { 'Content-Type': 'application/vnd.kubernetes.protobuf' });
-    assert.equal(proto.status, 415);
-    assert.equal(proto.body.reason, 'UnsupportedMediaType');
-    assert.equal((await call('GET', '/api/v1/namespaces/default/configmaps/k8s')).status, 404);
+    const cbor = await call('POST', '/api/v1/namespaces/default/configmaps', '\u00a1', { 'Content-Type': 'application/cbor' });
+    assert.equal(cbor.status, 415);
+    assert.equal(cbor.body.reason, 'UnsupportedMediaType');
+  });
+});
+
+describe('protobuf, as Go clients of built-in kinds speak it', () => {
+  const PB = 'application/vnd.kubernetes.protobuf';
+
+  async function raw(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; bytes: Buffer; type: string }> {
+    const res = await fetch(base + path, { method, headers: { 'User-Agent': 'proto-test/1.0', ...headers }, ...(body ? { body: new Uint8Array(body) } : {}) });
+    return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') ?? '' };
+  }
+
+  it('creates from a protobuf body and answers in protobuf when the Accept header asks for it first', async () => {
+    const body = encodeObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-proto', labels: { via: 'proto' } }, data: { a: '1' } });
+    const created = await raw('POST', '/api/v1/namespaces/default/configmaps', { 'Content-Type': PB, Accept: `${PB}, application/json` }, body);
+    assert.equal(created.status, 201);
+    assert.equal(created.type, PB);
+    const o = decodeObject(created.bytes) as Obj;
+    assert.equal(o.kind, 'ConfigMap');
+    assert.deepEqual(o.data, { a: '1' });
+    assert.ok(Number(o.metadata?.resourceVersion) > 0, 'the stored object comes back, with its resourceVersion');
+    // The same object as JSON to a JSON client: the protobuf body was stored faithfully.
+    const json = await call('GET', '/api/v1/namespaces/default/configmaps/from-proto');
+    assert.deepEqual(json.body.metadata?.labels, { via: 'proto' });
+    const list = await raw('GET', '/api/v1/namespaces/default/configmaps?labelSelector=via%3Dproto', { Accept: PB });
+    const l = decodeObject(list.bytes) as { kind: string; items: Obj[]; metadata: { resourceVersion: string } };
+    assert.equal(l.kind, 'ConfigMapList');
+    assert.deepEqual(l.items.map((i) => i.metadata?.name), ['from-proto']);
+    assert.ok(Number(l.metadata.resourceVersion) > 0);
+  });
+
+  it('sends errors as a protobuf Status, refuses an undecodable body with 400, and keeps custom resources JSON', async () => {
+    const missing = await raw('GET', '/api/v1/namespaces/default/configmaps/none', { Accept: PB });
+    assert.equal(missing.status, 404);
+    const st = decodeObject(missing.bytes) as Obj;
+    assert.equal(st.kind, 'Status');
+    assert.equal(st.reason, 'NotFound');
+    assert.equal(st.code, 404);
+    const broken = await raw('POST', '/api/v1/namespaces/default/configmaps', { 'Content-Type': PB }, Buffer.from('k8s\u0000\n\u000fv1'));
+    assert.equal(broken.status, 400);
+    const crd = await raw('GET', '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', { Accept: `${PB}, application/json` });
+    assert.equal(crd.status, 200);
+    assert.equal(crd.type, 'application/json');
+    const crdMissing = await raw('GET', '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/none', { Accept: `${PB}, application/json` });
+    assert.equal(crdMissing.status, 404);
+    assert.equal(crdMissing.type, 'application/json', 'a custom resource\'s error is JSON, as its objects are');
+  });
+
+  it('watches in length-delimited protobuf frames, each object enveloped', async () => {
+    const list = await raw('GET', '/api/v1/namespaces/default/configmaps', { Accept: PB });
+    const rv = (decodeObject(list.bytes) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const ac = new AbortController();
+    const res = await fetch(`${base}/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${rv}`, { headers: { Accept: PB }, signal: ac.signal });
+    assert.equal(res.headers.get('content-type'), 'application/vnd.kubernetes.protobuf;stream=watch');
+    await call('POST', '/api/v1/namespaces/default/configmaps', cm('watched-proto', { b: '2' }));
+    await call('DELETE', '/api/v1/namespaces/default/configmaps/watched-proto');
+    let buf = Buffer.alloc(0);
+    const reader = res.body!.getReader();
+    let events: { type: string; object: Json }[] = [];
+    try {
+      while (events.length < 2) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf = Buffer.concat([buf, Buffer.from(value)]);
+        // Whole frames only: a frame may arrive in pieces.
+        let end = 0;
+        while (end + 4 <= buf.length && end + 4 + buf.readUInt32BE(end) <= buf.length) end += 4 + buf.readUInt32BE(end);
+        events = readWatchFrames(buf.subarray(0, end));
+      }
+    } finally {
+      ac.abort();
+    }
+    assert.deepEqual(events.map((e) => `${e.type} ${(e.object as Obj).metadata?.name}`), ['ADDED watched-proto', 'DELETED watched-proto']);
+    assert.deepEqual((events[0]!.object as Obj).data, { b: '2' });
   });
 });
