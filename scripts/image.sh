@@ -121,7 +121,6 @@ if [ "$cafile" != null ] && [ -n "$cafile" ]; then
 fi
 # --pull=never: every FROM must resolve to local storage.
 podman build --pull=never --layers "${npm_mounts[@]}" \
-  --label "org.opencontainers.image.version=$version" \
   --build-arg "LODE_VERSION=$version" \
   -t "$tag" -f Dockerfile . >&2
 size=$(podman image inspect --format '{{.Size}}' "$tag")

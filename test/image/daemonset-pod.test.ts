@@ -246,6 +246,16 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     await fs.writeFile(path.join(content, v.name, 'namespace'), pod.namespace);
   }
 
+  await t.test('the image reports its version: `lode --version`, `lode driver --version` (the entrypoint) and its OCI labels agree with package.json', async () => {
+    const version = (JSON.parse(await fs.readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string; license: string });
+    assert.equal(await podman(['run', '--rm', '--network', 'none', p.image, '--version']), `lode ${version.version}`);
+    assert.equal(await podman(['run', '--rm', '--network', 'none', '--entrypoint', 'node', p.image, '/app/dist/src/cli/main.js', '--version']), `lode ${version.version}`);
+    const labels = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Labels}}', p.image])) as Record<string, string>;
+    assert.equal(labels['org.opencontainers.image.version'], version.version);
+    assert.equal(labels['org.opencontainers.image.licenses'], version.license);
+    assert.match(labels['org.opencontainers.image.source'] ?? '', /^https:\/\//);
+  });
+
   let client = await p.start();
   t.after(() => client.close());
   let driverPid = await p.driverPid();
