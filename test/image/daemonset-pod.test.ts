@@ -295,52 +295,55 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     await until('registrar /healthz 200', async () => (await p.healthz(rp)).ok, 30_000);
   });
 
-  await t.test('csi-sanity against the containerized driver: 0 failures', async () => {
-    // Paths as the driver sees them; csi-sanity runs on the host, so it makes, checks and removes
-    // them through the stand-in host's copy of the kubelet directory.
-    const kubeletDir = env['LODE_TARGET_ROOTS']!;
-    const scripts = path.join(content, 'sanity');
-    await fs.mkdir(scripts, { recursive: true });
-    const script = async (name: string, body: string): Promise<string> => {
-      const file = path.join(scripts, name);
-      await fs.writeFile(file, `#!/bin/bash\nset -e\nh=${JSON.stringify(hostRoot)}"$1"\n${body}\n`, { mode: 0o755 });
-      return file;
-    };
-    const create = await script('create', 'mkdir -p "$h"; echo "$1"');
-    const remove = await script('remove', 'rm -rf "$h"');
-    const check = await script('check', 'if [ -f "$h" ]; then echo file; elif [ -d "$h" ]; then echo directory; elif [ -e "$h" ]; then echo other; else echo not_found; fi');
-    const params = path.join(scripts, 'parameters.yaml');
-    await fs.writeFile(params, 'pool: imgloop\n');
-    const args = [
-      `--csi.endpoint=${p.socket}`,
-      `--csi.mountdir=${kubeletDir}/sanity-target`,
-      `--csi.stagingdir=${kubeletDir}/sanity-staging`,
-      `--csi.createmountpathcmd=${create}`, `--csi.createstagingpathcmd=${create}`,
-      `--csi.removemountpathcmd=${remove}`, `--csi.removestagingpathcmd=${remove}`,
-      `--csi.checkpathcmd=${check}`,
-      `--csi.testvolumeparameters=${params}`,
-      `--csi.testvolumesize=${32 * MiB}`,
-      `--csi.testvolumeexpandsize=${64 * MiB}`,
-    ];
-    // As on the host (test/sanity/host-sanity.test.ts): a mounted ext4 grows on the node alone only with
-    // CAP_SYS_RESOURCE, which a privileged container has no more of than this machine gives.
-    if (!(await hasCapability(CAP_SYS_RESOURCE))) {
-      args.push('--ginkgo.skip=NodeExpandVolume should work if node-expand is called after node-publish');
-      t.diagnostic('skipped: NodeExpandVolume of a published ext4 volume (needs CAP_SYS_RESOURCE)');
-    }
-    let output = await runSanity(path.join(toolDir, 'csi-sanity'), args);
-    let counts = sanityCounts(output);
-    assert.ok(counts, `csi-sanity printed no summary:\n${output.slice(-4000)}`);
-    if (onlyConnectTimeouts(output, counts)) {
-      t.diagnostic(`csi-sanity could not connect in ${counts.failed} spec(s) and nothing else failed; running it once more`);
-      output = await runSanity(path.join(toolDir, 'csi-sanity'), args);
-      counts = sanityCounts(output);
+  // One run per pool: the loop pool (loop devices, mkfs.ext4 from the image) and the dir pool (btrfs from the image).
+  for (const pool of pools.map((spec) => spec.split('=')[0]!)) {
+    await t.test(`csi-sanity against the containerized driver, pool ${pool}: 0 failures`, async () => {
+      // Paths as the driver sees them; csi-sanity runs on the host, so it makes, checks and removes
+      // them through the stand-in host's copy of the kubelet directory.
+      const kubeletDir = env['LODE_TARGET_ROOTS']!;
+      const scripts = path.join(content, 'sanity');
+      await fs.mkdir(scripts, { recursive: true });
+      const script = async (name: string, body: string): Promise<string> => {
+        const file = path.join(scripts, name);
+        await fs.writeFile(file, `#!/bin/bash\nset -e\nh=${JSON.stringify(hostRoot)}"$1"\n${body}\n`, { mode: 0o755 });
+        return file;
+      };
+      const create = await script('create', 'mkdir -p "$h"; echo "$1"');
+      const remove = await script('remove', 'rm -rf "$h"');
+      const check = await script('check', 'if [ -f "$h" ]; then echo file; elif [ -d "$h" ]; then echo directory; elif [ -e "$h" ]; then echo other; else echo not_found; fi');
+      const params = path.join(scripts, `parameters-${pool}.yaml`);
+      await fs.writeFile(params, `pool: ${pool}\n`);
+      const args = [
+        `--csi.endpoint=${p.socket}`,
+        `--csi.mountdir=${kubeletDir}/sanity-target`,
+        `--csi.stagingdir=${kubeletDir}/sanity-staging`,
+        `--csi.createmountpathcmd=${create}`, `--csi.createstagingpathcmd=${create}`,
+        `--csi.removemountpathcmd=${remove}`, `--csi.removestagingpathcmd=${remove}`,
+        `--csi.checkpathcmd=${check}`,
+        `--csi.testvolumeparameters=${params}`,
+        `--csi.testvolumesize=${32 * MiB}`,
+        `--csi.testvolumeexpandsize=${64 * MiB}`,
+      ];
+      // As on the host (test/sanity/host-sanity.test.ts): a mounted ext4 grows on the node alone only with
+      // CAP_SYS_RESOURCE, which a privileged container has no more of than this machine gives.
+      if (pool === 'imgloop' && !(await hasCapability(CAP_SYS_RESOURCE))) {
+        args.push('--ginkgo.skip=NodeExpandVolume should work if node-expand is called after node-publish');
+        t.diagnostic('skipped: NodeExpandVolume of a published ext4 volume (needs CAP_SYS_RESOURCE)');
+      }
+      let output = await runSanity(path.join(toolDir, 'csi-sanity'), args);
+      let counts = sanityCounts(output);
       assert.ok(counts, `csi-sanity printed no summary:\n${output.slice(-4000)}`);
-    }
-    t.diagnostic(`csi-sanity in the container (loop pool, ext4): ${counts.passed} passed, ${counts.failed} failed, ${counts.pending} pending, ${counts.skipped} skipped`);
-    assert.equal(counts.failed, 0, `csi-sanity failures:\n${output.slice(-8000)}\n${await p.logs()}`);
-    assert.ok(counts.passed > 0);
-  });
+      if (onlyConnectTimeouts(output, counts)) {
+        t.diagnostic(`csi-sanity could not connect in ${counts.failed} spec(s) and nothing else failed; running it once more`);
+        output = await runSanity(path.join(toolDir, 'csi-sanity'), args);
+        counts = sanityCounts(output);
+        assert.ok(counts, `csi-sanity printed no summary:\n${output.slice(-4000)}`);
+      }
+      t.diagnostic(`csi-sanity in the container, pool ${pool}: ${counts.passed} passed, ${counts.failed} failed, ${counts.pending} pending, ${counts.skipped} skipped`);
+      assert.equal(counts.failed, 0, `csi-sanity failures:\n${output.slice(-8000)}\n${await p.logs()}`);
+      assert.ok(counts.passed > 0);
+    });
+  }
 
   await t.test('the driver runs with the V8 limits of the pod and stays inside its memory request', async () => {
     const image = JSON.parse(await podman(['image', 'inspect', '--format', '{{json .Config.Env}}', p.image])) as string[];
