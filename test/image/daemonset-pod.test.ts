@@ -282,12 +282,14 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     // What kubelet will dial is the socket the driver listens on, seen from the host.
     assert.equal(path.join(hostRoot, info.endpoint), p.socket);
 
-    // The lode container's liveness probe: httpGet on its named port, which the livenessprobe sidecar serves.
-    const live = lode.livenessProbe?.httpGet;
-    assert.ok(live, 'the lode container has an httpGet liveness probe');
-    const port = typeof live.port === 'number' ? live.port : namedPort(lode, live.port);
-    assert.equal(live.path, '/healthz');
-    await until('livenessprobe /healthz 200', async () => (await p.healthz(port)).ok, 30_000).catch((err: Error) => assert.fail(`${err.message}\n${p.sidecarLog}`));
+    // The lode container's probes, as kubelet makes them: httpGet on their port, which the livenessprobe sidecar serves.
+    for (const [kind, probe] of [['startup', lode.startupProbe], ['readiness', lode.readinessProbe], ['liveness', lode.livenessProbe]] as const) {
+      const get = probe?.httpGet;
+      assert.ok(get, `the lode container's ${kind} probe is an httpGet`);
+      const port = typeof get.port === 'number' ? get.port : namedPort(lode, get.port);
+      assert.equal(get.path, '/healthz');
+      await until(`${kind} probe: /healthz on port ${port} answers 200`, async () => (await p.healthz(port)).ok, 30_000).catch((err: Error) => assert.fail(`${err.message}\n${p.sidecarLog}`));
+    }
     // The registrar's own /healthz (its liveness probe) says the registration socket exists.
     const regPort = registrar.livenessProbe?.httpGet?.port;
     assert.ok(regPort !== undefined);
