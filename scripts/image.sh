@@ -107,9 +107,9 @@ fi
 
 built=$SECONDS
 # The build stages run `npm ci`, which should reach the registry as this machine's npm does: where the
-# machine's npm is told to trust its own certificate authorities (a TLS-inspecting proxy) or to use
-# another registry, the same settings are mounted for the build, as /root/.npmrc and the CA file. Bind
-# mounts of a build are not part of any layer, and only the runtime stage is shipped.
+# machine's npm is told to trust a CA file of its own (a TLS-inspecting proxy, say), that file and the
+# machine's registry setting are mounted for the build, as /root/.npmrc and the CA file. Bind mounts
+# of a build are in no layer, and only the runtime stage, which runs no npm, is shipped.
 npm_mounts=()
 cafile=$(npm config get cafile)
 registry=$(npm config get registry)
