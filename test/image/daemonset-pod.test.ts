@@ -256,6 +256,22 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     assert.match(labels['org.opencontainers.image.source'] ?? '', /^https:\/\//);
   });
 
+  await t.test('the runtime holds production dependencies only: no compiler, no npm, no development package, no manual pages, no source maps or type declarations', async () => {
+    // What package-lock.json marks as needed by development dependencies alone (a development dependency that a
+    // production one also needs, like @types/node under the API client, is not marked so and may be there).
+    const lock = JSON.parse(await fs.readFile(path.join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = Object.entries(lock.packages).filter(([where, p]) => p.dev === true && /^node_modules\/(@[^/]+\/)?[^/]+$/.test(where)).map(([where]) => where);
+    assert.ok(devOnly.includes('node_modules/typescript'), 'the lock marks typescript as development-only');
+    const script = [
+      'for c in npm npx corepack yarn gcc cc make tsc python; do command -v "$c" >/dev/null && echo "command $c"; done',
+      `for d in ${devOnly.join(' ')}; do [ -e "/app/$d" ] && echo "development-only package $d"; done`,
+      'find /app/node_modules -type f \\( -name "*.map" -o -name "*.d.ts" \\) | head -n 3',
+      'find /usr/share/man /usr/share/info -type f 2>/dev/null | head -n 3',
+      'true',
+    ].join('\n');
+    assert.equal(await podman(['run', '--rm', '--network', 'none', '--entrypoint', 'sh', p.image, '-c', script]), '');
+  });
+
   await t.test('the API client\'s tests pass on the Node.js the image ships, with the dependencies package-lock.json pins', async () => {
     // package.json holds undici at 7 under @kubernetes/client-node (which declares ^8) because the other
     // tests run on Node 20 and undici 8 needs 22.19 or later; the image runs Node 24, so the client is run there too.
