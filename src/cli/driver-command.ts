@@ -1,23 +1,19 @@
 // `lode driver`: parses flags, starts the driver and its metrics endpoint, runs until SIGTERM/SIGINT.
-import { readFileSync } from 'node:fs';
 import { readinessProblem, readinessWarnings } from '../driver/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
 import { registerOrphanMetrics } from '../driver/orphans/orphan-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
+import { packageVersion } from '../util/version.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
 
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
 export async function runDriverCommand(argv: string[]): Promise<number> {
+  // Answered before the flags are checked, as --help is: the version alone needs no endpoint or pools.
+  if (argv.includes('--version')) {
+    process.stdout.write(`lode ${packageVersion()}\n`);
+    return 0;
+  }
   let flags;
   try {
     flags = await parseDriverFlags(argv, process.env, packageVersion());
@@ -29,6 +25,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
     process.stdout.write(DRIVER_USAGE);
     return 0;
   }
+
   setLogLevel(flags.logLevel);
   if (process.getuid?.() !== 0) {
     process.stderr.write('lode driver: must run as root (it attaches devices and mounts filesystems)\n');

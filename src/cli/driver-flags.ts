@@ -71,6 +71,7 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
                          (default 3600)
   --delete-orphans       delete reported orphans nothing uses          (env LODE_DELETE_ORPHANS=true)
+  --version              print the version and exit
 `;
 
 export interface DriverFlags {

@@ -2,6 +2,7 @@
 // The `lode` command: dispatches to the node driver, the cluster bench and the demo.
 import { runDriverCommand } from './driver-command.js';
 import { runBenchCommand } from './bench-command.js';
+import { packageVersion } from '../util/version.js';
 
 const USAGE = `usage: lode <command> [flags]
 
@@ -10,7 +11,7 @@ commands:
   bench    run a cluster-bench scenario: the Kubernetes storage control plane on one machine
   demo     run the default multi-node scenario and print a summary
 
-Run "lode <command> --help" for the flags of a command.`;
+Run "lode <command> --help" for the flags of a command, "lode --version" for the version.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -21,6 +22,10 @@ async function main(argv: string[]): Promise<number> {
       return runBenchCommand(rest);
     case 'demo':
       return runBenchCommand(['--demo', ...rest]);
+    case '--version':
+    case 'version':
+      process.stdout.write(`lode ${packageVersion()}\n`);
+      return 0;
     case undefined:
     case '-h':
     case '--help':

@@ -2,6 +2,7 @@
 import { createBackend } from '../backends/registry.js';
 import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
+import { getHeapStatistics } from 'node:v8';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
@@ -133,6 +134,8 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
+    // The heap limit V8 really applies (from NODE_OPTIONS or flags), so a deployment can see that its memory settings took.
+    heapLimitBytes: getHeapStatistics().heap_size_limit,
   });
   return {
     ctx,

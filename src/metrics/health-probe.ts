@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Exec probe for kubelet: asks the driver's /healthz over loopback, so the endpoint need not be on the pod network.
+// Probe command for a look by hand (kubectl exec): asks the driver's /healthz over loopback, so the endpoint need not be on the pod network.
 import { request } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { dialHost, parseListenAddress, urlHost } from './listen-address.js';
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`health-probe: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  // kubelet records the probe's output in the pod events, so say what was seen.
+  // Whoever runs it (an operator, a script) sees what was seen.
   (result.healthy ? process.stdout : process.stderr).write(result.detail + '\n');
   return result.healthy ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 // Loop devices: find, attach, detach and resize them, reading sysfs rather than parsing tool output.
-import { accessSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ExecError, run } from './exec.js';
 
@@ -50,6 +50,38 @@ export async function listLoopDevices(): Promise<LoopDevice[]> {
   const found = await Promise.all(names.map(async (name) => ({ device: `/dev/${name}`, backingFile: await backingFileOf(name) })));
   const attached = found.filter((d): d is { device: string; backingFile: string } => d.backingFile !== undefined);
   return Promise.all(attached.map(async (d) => ({ ...d, readOnly: await isReadOnly(d.device) })));
+}
+
+/**
+ * Whether `d` is backed by `file`. The kernel names a backing file by its path as the reader's
+ * root sees it; a file attached through a mount that the reader cannot reach (one of another
+ * mount namespace that has ended since, like the driver's previous container) reads as its path
+ * inside that mount: a tail of `file`'s path, which counts only when the device's backing inode
+ * (from the kernel's loop status, through losetup) is `file`'s too.
+ */
+export async function backedBy(d: LoopDevice, file: string): Promise<boolean> {
+  if (d.backingFile === file) return true;
+  if (!d.backingFile.startsWith('/') || !file.endsWith(d.backingFile)) return false;
+  const [ino, st] = await Promise.all([backingInode(d.device), fs.stat(file).catch(() => undefined)]);
+  return ino !== undefined && st !== undefined && st.ino === ino;
+}
+
+/** The inode number of the device's backing file, or undefined when it is not attached. */
+async function backingInode(device: string): Promise<number | undefined> {
+  try {
+    const { stdout } = await run('losetup', ['--list', '--noheadings', '--output', 'BACK-INO', device], { timeoutMs: 60_000 });
+    const n = Number(stdout.trim());
+    return stdout.trim() !== '' && Number.isSafeInteger(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Of `devices`, those backed by `file` (see backedBy). */
+export async function devicesBacking(devices: readonly LoopDevice[], file: string): Promise<LoopDevice[]> {
+  const found: LoopDevice[] = [];
+  for (const d of devices) if (await backedBy(d, file)) found.push(d);
+  return found;
 }
 
 export interface LoopAttachment {

@@ -259,27 +259,28 @@ test('the resizer is leader-elected and never watches pods; its Lease is the one
 test('probes reach the real health endpoints', { skip }, async () => {
   const ds = await daemonSet();
   const lode = container(ds, 'lode');
-  // Liveness goes through the livenessprobe sidecar, which calls the driver's CSI Probe.
-  const live = lode.livenessProbe;
-  assert.ok(live?.httpGet, 'the driver has an HTTP liveness probe');
-  assert.equal(live.httpGet.path, '/healthz');
+  // Startup, readiness and liveness all go through the livenessprobe sidecar, which calls the
+  // driver's CSI Probe: no probe starts a process in the driver's container.
   const lp = container(ds, 'livenessprobe');
   const lpEndpoint = flag(lp, 'http-endpoint');
   assert.equal(typeof lpEndpoint, 'string');
-  assert.equal(probePort(ds, live), parseListenAddress(lpEndpoint as string).port, 'liveness port = livenessprobe --http-endpoint');
+  const lpTimeout = flag(lp, 'probe-timeout');
+  assert.equal(typeof lpTimeout, 'string');
+  for (const [kind, probe] of [['startup', lode.startupProbe], ['readiness', lode.readinessProbe], ['liveness', lode.livenessProbe]] as const) {
+    assert.ok(probe?.httpGet, `the driver has an HTTP ${kind} probe`);
+    assert.equal(probe.exec, undefined, `${kind}: no exec probe`);
+    assert.equal(probe.httpGet.path, '/healthz');
+    assert.equal(probePort(ds, probe), parseListenAddress(lpEndpoint as string).port, `${kind} port = livenessprobe --http-endpoint`);
+    // kubelet waits at least as long as the sidecar waits for the driver's answer.
+    assert.ok((probe.timeoutSeconds ?? 1) >= Number.parseInt(lpTimeout as string, 10), `${kind} probe timeout outlasts --probe-timeout=${String(lpTimeout)}`);
+  }
 
-  // Startup and readiness run the probe command against the driver's own /healthz, at the
-  // address the driver listens on (the same LODE_METRICS_ADDRESS variable).
+  // The driver's own /healthz stays on the pod's loopback (the probe command can ask it by hand).
   const address = envValue(lode, 'LODE_METRICS_ADDRESS');
   assert.ok(address, 'LODE_METRICS_ADDRESS is set');
   const parsed = parseListenAddress(address);
   assert.equal(parsed.host, '127.0.0.1', 'metrics stay off the pod network by default');
-  const probeScript = path.join(REPO_ROOT, 'dist', 'src', 'metrics', 'health-probe.js');
-  assert.ok(existsSync(probeScript), 'the probe command exists in the build');
-  for (const [kind, probe] of [['startup', lode.startupProbe], ['readiness', lode.readinessProbe]] as const) {
-    assert.deepEqual(probe?.exec?.command, ['node', '/app/dist/src/metrics/health-probe.js'], `${kind} probe`);
-    assert.ok((probe?.timeoutSeconds ?? 1) >= 4, `${kind} probe outlasts the command's 3 s timeout`);
-  }
+  assert.ok(existsSync(path.join(REPO_ROOT, 'dist', 'src', 'metrics', 'health-probe.js')), 'the probe command exists in the build');
 
   const reg = container(ds, 'node-driver-registrar');
   const regEndpoint = flag(reg, 'http-endpoint');

@@ -11,7 +11,7 @@ export const CSI_TOOLS = path.resolve(repo, '..', 'shared', 'tools', 'csi');
 let unpacked: Promise<string | { missing: string }> | undefined;
 
 /** The unpacked directory of every tool, or why it cannot be had here. */
-function toolsDir(): Promise<string | { missing: string }> {
+export function csiToolsDir(): Promise<string | { missing: string }> {
   unpacked ??= (async () => {
     if (!existsSync(path.join(CSI_TOOLS, 'unpack.sh'))) return { missing: `${CSI_TOOLS} is missing (the upstream kubernetes-csi tools; see its README for the tags and how they are built)` };
     try {
@@ -25,7 +25,7 @@ function toolsDir(): Promise<string | { missing: string }> {
 
 /** The path of one tool (e.g. "csi-provisioner"), or why it cannot be had here. */
 export async function csiTool(name: string): Promise<string | { missing: string }> {
-  const dir = await toolsDir();
+  const dir = await csiToolsDir();
   if (typeof dir !== 'string') return { missing: `${name}: ${dir.missing}` };
   const file = path.join(dir, name);
   return existsSync(file) ? file : { missing: `${name} is not among the unpacked tools in ${dir}` };

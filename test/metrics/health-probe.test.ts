@@ -1,4 +1,4 @@
-// The exec probe kubelet runs in the driver container: exit status must follow /healthz.
+// The probe command: asks the driver's /healthz over loopback (kubectl exec, by hand), exit status following the answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -7,7 +7,7 @@ import { DriverMetrics } from '../../src/metrics/driver-metrics.js';
 import { startHttpEndpoint, type HealthReport } from '../../src/metrics/http-endpoint.js';
 import { probeHealth } from '../../src/metrics/health-probe.js';
 
-// dist/test/metrics/ -> dist/src/metrics/health-probe.js, the path the DaemonSet's probe runs.
+// dist/test/metrics/ -> dist/src/metrics/health-probe.js, the path docs/operations.md has operators run.
 const PROBE = fileURLToPath(new URL('../../src/metrics/health-probe.js', import.meta.url));
 
 function runProbe(env: Record<string, string>, args: string[] = []): Promise<{ code: number; out: string }> {

@@ -1,29 +1,12 @@
 // The official CSI conformance suite (csi-sanity, from ../shared/tools/csi) against real drivers on the host's backends: loop pools (ext4, xfs, raw block; expansion by the controller and by the node alone) and dir pools on btrfs, each with 0 failures.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { csiSanity, runSanity, sanityCounts } from './csi-tools.js';
 import { dirBtrfsFixture } from '../conformance/fixtures.js';
 import { DriverHarness, type PoolSpec } from '../helpers/driver-harness.js';
 import { CAP_SYS_RESOURCE, hasCapability, MiB } from '../driver/support.js';
-import { csiTool } from '../helpers/csi-tools.js';
-
-interface Counts {
-  passed: number;
-  failed: number;
-  pending: number;
-  skipped: number;
-}
-
-/** csi-sanity's closing line: "Ran 67 of 92 Specs ... 67 Passed | 0 Failed | 1 Pending | 24 Skipped". */
-export function sanityCounts(output: string): Counts | undefined {
-  // Colours are ANSI escapes around every word.
-  const plain = output.replace(new RegExp(String.fromCharCode(27) + '\\[[0-9;]*m', 'g'), '');
-  const m = /(\d+) Passed \| (\d+) Failed \| (\d+) Pending \| (\d+) Skipped/.exec(plain);
-  if (!m) return undefined;
-  return { passed: Number(m[1]), failed: Number(m[2]), pending: Number(m[3]), skipped: Number(m[4]) };
-}
 
 interface SanityRun {
   name: string;
@@ -59,7 +42,7 @@ const RUNS: SanityRun[] = [
 
 for (const r of RUNS) {
   test(`csi-sanity: ${r.name}: 0 failures`, { skip: process.getuid?.() !== 0 ? 'the driver needs root' : false }, async (t) => {
-    const binary = await csiTool('csi-sanity');
+    const binary = await csiSanity();
     if (typeof binary !== 'string') {
       // A tool of the test environment: CI has it, so there its absence is a failure.
       if (process.env.CI === 'true') assert.fail(`CI=true: ${binary.missing}`);
@@ -92,10 +75,7 @@ for (const r of RUNS) {
       args.push('--ginkgo.skip=NodeExpandVolume should work if node-expand is called after node-publish');
       t.diagnostic('skipped: NodeExpandVolume of a published ext4 volume (online ext4 growth needs CAP_SYS_RESOURCE, which this process lacks)');
     }
-    // Its report is on stdout whatever its exit code, so not through run(), which keeps only stderr of a failure.
-    const output = await new Promise<string>((resolve) => {
-      execFile(binary, args, { maxBuffer: 64 * MiB, timeout: 600_000 }, (_err, stdout, stderr) => resolve(`${stdout}${stderr}`));
-    });
+    const output = await runSanity(binary, args);
     const counts = sanityCounts(output);
     assert.ok(counts, `csi-sanity printed no summary:\n${output.slice(-4000)}`);
     t.diagnostic(`${r.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.pending} pending, ${counts.skipped} skipped`);

@@ -10,7 +10,7 @@ import { StorageBytes } from '../storage-bytes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { ExecError, run } from '../../sys/exec.js';
-import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../../sys/loop.js';
+import { attachNewLoop, backedBy, backingFileOf, describeLoop, detachLoop, devicesBacking, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../../sys/loop.js';
 import type { MountEntry } from '../../sys/mounts.js';
 import { log } from '../../util/log.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
@@ -74,8 +74,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
     // Lode's leaves one; whatever did (an unusable record, a hand-made or foreign file) holds
     // data Lode cannot account for. The catalog decides how to report it.
     const recorded = new Set(records.map((r) => r.id));
-    const attached = new Map<string, string[]>();
-    for (const d of await listLoopDevices()) attached.set(d.backingFile, [...(attached.get(d.backingFile) ?? []), d.device]);
+    const devices = await listLoopDevices();
     this.known.clear();
     this.imageBytes.clear();
     const sizes = new Map(records.map((r) => [this.imagePath(r), exclusiveBytes(r)]));
@@ -85,7 +84,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
       const id = name.slice(0, -IMAGE_SUFFIX.length);
       const image = path.join(this.dir, name);
       if (recorded.has(id)) {
-        this.known.set(image, attached.get(image) ?? []);
+        this.known.set(image, (await devicesBacking(devices, image)).map((d) => d.device));
         this.imageBytes.set(image, sizes.get(image) ?? 0);
         continue;
       }
@@ -202,12 +201,12 @@ export class LoopBackend implements BlockBackend, LoopImages {
       const checked: LoopDevice[] = [];
       for (const device of hint) {
         const now = await describeLoop(device);
-        if (now?.backingFile !== image) break;
+        if (now === undefined || !(await backedBy(now, image))) break;
         checked.push(now);
       }
       if (checked.length === hint.length) return checked;
     }
-    const found = (await listLoopDevices()).filter((d) => d.backingFile === image);
+    const found = await devicesBacking(await listLoopDevices(), image);
     this.known.set(image, found.map((d) => d.device));
     return found;
   }
@@ -263,7 +262,10 @@ export class LoopBackend implements BlockBackend, LoopImages {
   async holdsMount(mount: MountEntry): Promise<boolean> {
     if (!/^\/dev\/loop\d+$/.test(mount.source)) return false;
     const backing = await backingFileOf(mount.source);
-    return backing !== undefined && path.dirname(backing) === this.dir;
+    if (backing === undefined) return false;
+    if (path.dirname(backing) === this.dir) return true;
+    // Attached by a driver in a mount namespace gone since: the kernel names only the file's path inside its mount.
+    return backedBy({ device: mount.source, backingFile: backing, readOnly: false }, path.join(this.dir, path.basename(backing)));
   }
 
   /** Sizes are chosen in whole MiB (see chooseSize); nothing of the backend asks for more. */

@@ -8,7 +8,7 @@ import { reserveBytes, type LvmPoolConfig, type PoolConfig } from '../../pool/po
 import type { PoolStats } from '../../pool/pool-stats.js';
 import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
-import { attachNewLoop, detachLoop, listLoopDevices, refreshLoopCapacity } from '../../sys/loop.js';
+import { attachNewLoop, detachLoop, devicesBacking, listLoopDevices, refreshLoopCapacity } from '../../sys/loop.js';
 import {
   activateLv, createLv, dmDeviceByUuid, dmName, extendLv, LvmNoSpaceError, readLv, readLvs, readVg, removeLv, type LvReport,
 } from '../../sys/lvm.js';
@@ -331,7 +331,10 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
   private async readOnlyLoops(record: VolumeRecord): Promise<string[]> {
     const real = await fs.realpath(this.lvPath(record)).catch(() => undefined);
     if (real === undefined) return [];
-    return (await listLoopDevices()).filter((d) => d.backingFile === real || d.backingFile === this.lvPath(record)).map((d) => d.device);
+    const devices = await listLoopDevices();
+    // Also a device the driver's previous container set up: the kernel names it by its path below that container's /dev (see backedBy).
+    const over = new Set([...(await devicesBacking(devices, real)).map((d) => d.device), ...devices.filter((d) => d.backingFile === this.lvPath(record)).map((d) => d.device)]);
+    return [...over];
   }
 
   async attach(record: VolumeRecord, readOnly = false): Promise<string> {
