@@ -1,11 +1,56 @@
-// Test support: csi-sanity (from the upstream tools beside the checkout, test/helpers/csi-tools.ts), how to run it and read its report.
+// Test support: csi-sanity (from the upstream tools beside the checkout, test/helpers/csi-tools.ts) unpacked alone, how to run it and read its report.
 import { execFile } from 'node:child_process';
-import { csiTool } from '../helpers/csi-tools.js';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { run } from '../../src/sys/exec.js';
+import { CSI_TOOLS } from '../helpers/csi-tools.js';
 import { MiB } from '../driver/support.js';
 
-/** The csi-sanity binary, or why it cannot be had. */
+async function sha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Unpacks csi-sanity alone, as the tools' unpack.sh does each of them (xz, then the checksum
+ * from SHA256SUMS), into the same default folder under the temp dir, reusing a checked copy.
+ * Only the one binary: in the VM, under software emulation and on a tmpfs that holds the tests'
+ * disk images, unpacking all eight would cost tens of seconds and some 200 MB of the guest's memory.
+ */
+async function unpackCsiSanity(): Promise<string> {
+  const packed = path.join(CSI_TOOLS, 'bin', 'csi-sanity.xz');
+  const sums = await fs.readFile(path.join(CSI_TOOLS, 'SHA256SUMS'), 'utf8');
+  const want = sums.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[1] === 'csi-sanity')?.[0];
+  if (want === undefined) throw new Error(`${CSI_TOOLS}/SHA256SUMS has no line for csi-sanity`);
+  const dir = path.join(os.tmpdir(), 'lode-csi-tools');
+  const binary = path.join(dir, 'csi-sanity');
+  if (existsSync(binary) && (await sha256(binary)) === want) return binary;
+  await fs.mkdir(dir, { recursive: true });
+  const part = `${binary}.part`;
+  // xz writes to the file itself, so the 15 MB do not pass through this process.
+  await run('sh', ['-c', 'xz -dc "$1" > "$2"', 'sh', packed, part]);
+  const got = await sha256(part);
+  if (got !== want) throw new Error(`${packed} unpacks to a binary whose sha256 is ${got}, not ${want} as SHA256SUMS says`);
+  await fs.chmod(part, 0o755);
+  await fs.rename(part, binary);
+  return binary;
+}
+
+/** Unpacks csi-sanity once per process; why it cannot be had here, as a string, instead. */
+let sanity: Promise<string | { missing: string }> | undefined;
 export function csiSanity(): Promise<string | { missing: string }> {
-  return csiTool('csi-sanity');
+  sanity ??= (async () => {
+    if (!existsSync(path.join(CSI_TOOLS, 'bin', 'csi-sanity.xz'))) return { missing: `csi-sanity is not here: ${CSI_TOOLS}/bin/csi-sanity.xz is missing (the upstream kubernetes-csi tools; see their README for the tags and how they are built)` };
+    try {
+      return await unpackCsiSanity();
+    } catch (err) {
+      return { missing: `csi-sanity could not be unpacked (it needs xz, from xz-utils): ${(err as Error).message}` };
+    }
+  })();
+  return sanity;
 }
 
 export interface SanityCounts {

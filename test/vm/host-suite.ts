@@ -64,6 +64,7 @@ async function mirror(t: TestContext, node: Node): Promise<void> {
     if (r.outcome === 'todo') return st.todo(r.message ?? 'todo in the guest');
     // The host's own duration is the mirroring's; what a case costs under emulation is the guest's.
     st.diagnostic(`took ${(r.durationMs / 1000).toFixed(1)} s in the guest`);
+    for (const d of r.diagnostics ?? []) st.diagnostic(d);
     for (const c of node.children) await mirror(st, c);
     // A parent whose children failed is failed by them already, with their details.
     if (r.outcome === 'fail' && !node.children.some(failed)) throw new GuestFailure(r.message ?? 'failed in the guest');

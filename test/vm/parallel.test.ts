@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dealFiles, vmParallelism } from './host-suite.js';
 import { guestCost } from './guest-costs.js';
+import { sanityBackendTaken, VM_SANITY_BACKENDS } from '../vm-guest/sanity-slice.js';
 
 test('files are shared so the VMs\' expected times come out even, each once, in the given order within a VM', () => {
   const costs: Record<string, number> = { a: 10, b: 9, c: 2, d: 1, e: 8 };
@@ -24,4 +25,26 @@ test('LODE_VM_PARALLEL picks how many VMs run at once (default 2) and refuses no
   assert.equal(vmParallelism({ LODE_VM_PARALLEL: '1' }), 1);
   assert.throws(() => vmParallelism({ LODE_VM_PARALLEL: '0' }), /from 1 to 8/);
   assert.throws(() => vmParallelism({ LODE_VM_PARALLEL: 'two' }), /from 1 to 8/);
+});
+
+test('a csi-sanity file in the VM costs its figure in the runs whose seed takes its backend, a skip otherwise', (t) => {
+  const saved = { seed: process.env.LODE_CRASH_SEED, points: process.env.LODE_CRASH_POINTS };
+  t.after(() => {
+    for (const [k, v] of [['LODE_CRASH_SEED', saved.seed], ['LODE_CRASH_POINTS', saved.points]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+  // The seeds the README names for each backend: each takes one, together all four.
+  const takenBy = (seed: string): string[] => VM_SANITY_BACKENDS.filter((b) => sanityBackendTaken(b, { LODE_CRASH_SEED: seed }));
+  assert.deepEqual(['7', '0', '1', '4'].map(takenBy), [['dir-xfs'], ['dir-ext4'], ['lvm-thick'], ['lvm-thin']]);
+  assert.deepEqual(VM_SANITY_BACKENDS.filter((b) => sanityBackendTaken(b, { LODE_CRASH_POINTS: 'all' })), [...VM_SANITY_BACKENDS]);
+
+  delete process.env.LODE_CRASH_POINTS;
+  process.env.LODE_CRASH_SEED = '1';
+  const thick = guestCost('/x/dist/test/vm-guest/csi-sanity-lvm-thick-node.test.js');
+  const thin = guestCost('/x/dist/test/vm-guest/csi-sanity-lvm-thin-node.test.js');
+  assert.ok(thick > 60 && thin < 15, `the taken backend's file costs its run (${thick} s), another's a skip (${thin} s)`);
+  process.env.LODE_CRASH_POINTS = 'all';
+  assert.ok(guestCost('/x/dist/test/vm-guest/csi-sanity-lvm-thin-node.test.js') > 60, 'with every backend, every file costs its run');
 });

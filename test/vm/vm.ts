@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSyn
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { GuestTestResult } from './guest-reporter.js';
+import { parseGuestResults, type GuestTestResult } from './guest-reporter.js';
 import { GUEST_JOB_SCRIPT, HOST_ROOT_TAG, JOB_TAG, BOOT_FAILED_MARKER, buildInitramfs } from './initramfs.js';
 import { MARK, jobScript } from './guest-job.js';
 import { which, type VmHost } from './prerequisites.js';
@@ -170,16 +170,7 @@ class Qemu {
 
 function readResults(file: string): GuestTestResult[] {
   if (!existsSync(file)) return [];
-  const results: GuestTestResult[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      results.push(JSON.parse(line) as GuestTestResult);
-    } catch {
-      // The last line of a file whose guest was killed mid-write; the file's problem says so.
-    }
-  }
-  return results;
+  return parseGuestResults(readFileSync(file, 'utf8'));
 }
 
 const OWNER_FILE = 'owner.pid';

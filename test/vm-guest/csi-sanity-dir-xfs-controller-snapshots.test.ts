@@ -1,0 +1,4 @@
+// The official CSI conformance suite (csi-sanity) in the VM on dir pools on XFS project quotas, its Controller Service and snapshot specs, in the runs whose seed takes this backend of the four (test/vm-guest/sanity-slice.ts).
+import { sanityOnVmBackend } from './sanity-slice.js';
+
+await sanityOnVmBackend('dir-xfs', 'controller-snapshots');
