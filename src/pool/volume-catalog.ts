@@ -29,7 +29,7 @@ interface PoolEntry {
 }
 
 /**
- * Space promised to volumes that are about to be created (src/driver/reservations): every create,
+ * Space promised to volumes that are about to be created (src/driver/cluster/reservations): every create,
  * growth, snapshot and GetCapacity sees it as taken, except the creates it is held for.
  */
 export interface SpaceHolds {
