@@ -14,8 +14,7 @@ import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './context/config.js';
 import { DriverContext } from './context/context.js';
-import { controllerService } from './controller/volumes.js';
-import { snapshotService } from './controller/snapshots.js';
+import { controllerService } from './controller/service.js';
 import { identityService } from './controller/identity.js';
 import { nodeService } from './node/service.js';
 import type { RpcObserver } from './rpc/observer.js';
@@ -112,7 +111,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const controller = serviceOf('Controller');
   const node = serviceOf('Node');
   server.addService(identity, adaptService(identity, identityService(ctx), observer));
-  server.addService(controller, adaptService(controller, { ...controllerService(ctx), ...snapshotService(ctx) }, observer));
+  server.addService(controller, adaptService(controller, controllerService(ctx), observer));
   server.addService(node, adaptService(node, nodeService(ctx), observer));
   await new Promise<void>((resolve, reject) => {
     server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));

@@ -530,7 +530,7 @@ test('the driver\'s roles grant exactly the requests src/driver/cluster/api-perm
 // The resizer sidecar is leader-elected across nodes; it only works for Lode if it takes its
 // "trivial resizer" path, i.e. the driver expands on the node alone (docs/install.md, Expansion).
 test('the driver expands on the node only, as the leader-elected resizer needs', async () => {
-  const { controllerCapabilities } = await import('../../src/driver/controller/volumes.js');
+  const { controllerCapabilities } = await import('../../src/driver/controller/service.js');
   const { NODE_CAPABILITIES } = await import('../../src/driver/node/service.js');
   assert.ok((NODE_CAPABILITIES as readonly string[]).includes('EXPAND_VOLUME'), 'node EXPAND_VOLUME');
   assert.ok(!controllerCapabilities(false).includes('EXPAND_VOLUME'),

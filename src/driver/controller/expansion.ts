@@ -1,23 +1,26 @@
-// Growing a volume's backing storage, shared by ControllerExpandVolume and NodeExpandVolume.
-import type { VolumeRecord } from '../../pool/volume-record.js';
+// ControllerExpandVolume: grows a volume's backing storage; a block volume's filesystem then grows on the node.
+import type * as csi from '../../csi/types.js';
 import type { DriverContext } from '../context/context.js';
-import { failedPrecondition, outOfRange } from '../rpc/errors.js';
-import { minimumVolumeBytes } from '../request/pool-fit.js';
-import { chooseSize, type Range } from '../request/sizing.js';
+import { growBacking } from '../mount/grow-backing.js';
+import { refreshAfterGrow } from '../mount/materialise.js';
+import { requireCapability } from '../request/capability.js';
+import { readRange } from '../request/sizing.js';
+import { requireVolumeId } from '../request/validate.js';
+import { invalidArgument, notFound } from '../rpc/errors.js';
 
-/**
- * Grows the volume's storage to at least `range.required` (never shrinks). An attached device keeps its
- * old size until the caller refreshes it (materialise.ts); the filesystem is the caller's business too.
- * The caller holds the volume's lock.
- */
-export async function growBacking(ctx: DriverContext, r: VolumeRecord, range: Range): Promise<void> {
-  if (r.ephemeral) throw failedPrecondition(`volume ${r.id} is an inline ephemeral volume and cannot be expanded`);
-  if (range.limit > 0 && r.capacityBytes > range.limit) {
-    throw outOfRange(`volume ${r.id} already has ${r.capacityBytes} bytes, over limit_bytes ${range.limit}; volumes never shrink`);
-  }
-  const backend = ctx.catalog.pool(r.pool);
-  const size = chooseSize({ required: Math.max(range.required, r.capacityBytes), limit: range.limit }, backend.config, minimumVolumeBytes(backend, r.fsType), r.fsType, backend.allocationUnit());
-  if (size <= r.capacityBytes) return;
-  // A full pool: PoolFullError, answered RESOURCE_EXHAUSTED; past max-volume-size: OUT_OF_RANGE.
-  await ctx.catalog.grow(r, size);
+export async function controllerExpandVolume(ctx: DriverContext, req: csi.ControllerExpandVolumeRequest__Output): Promise<csi.ControllerExpandVolumeResponse> {
+  const { catalog } = ctx;
+  const id = requireVolumeId(req.volume_id);
+  if (!req.capacity_range) throw invalidArgument('capacity_range is required');
+  const range = readRange(req.capacity_range);
+  if (req.volume_capability) requireCapability(req.volume_capability, 'volume_capability');
+  return ctx.locks.with([id], async () => {
+    const r = catalog.get(id);
+    if (!r || r.state !== 'ready') throw notFound(`volume ${id} does not exist`);
+    const backend = catalog.pool(r.pool);
+    await growBacking(catalog, r, range);
+    await refreshAfterGrow(r, backend);
+    // A directory volume's new limit holds at once; a block volume's filesystem grows on the node.
+    return { capacity_bytes: String(r.capacityBytes), node_expansion_required: backend.kind === 'block' };
+  });
 }

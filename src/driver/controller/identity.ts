@@ -28,27 +28,37 @@ export function readinessWarnings(ctx: DriverContext): string[] {
   return named;
 }
 
+export async function getPluginInfo(ctx: DriverContext): Promise<csi.GetPluginInfoResponse> {
+  return {
+    name: ctx.config.driverName,
+    vendor_version: ctx.config.vendorVersion,
+    // Which backends serve this node's pools, as the pools' own configuration says.
+    manifest: { backend: [...new Set(ctx.config.pools.map((p) => p.backend))].join(','), pools: ctx.catalog.poolNames().join(',') },
+  };
+}
+
+export async function getPluginCapabilities(): Promise<csi.GetPluginCapabilitiesResponse> {
+  return {
+    capabilities: [
+      { service: { type: 'CONTROLLER_SERVICE' } },
+      { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
+      { volume_expansion: { type: 'ONLINE' } },
+    ],
+  };
+}
+
+export async function probe(ctx: DriverContext): Promise<csi.ProbeResponse> {
+  // An unhealthy plugin answers with an error, so the reason reaches the caller's log.
+  // Quarantined volumes leave it ready (see readinessWarnings): CSI Probe carries no detail.
+  const problem = await readinessProblem(ctx);
+  if (problem !== undefined) throw failedPrecondition(problem);
+  return { ready: { value: true } };
+}
+
 export function identityService(ctx: DriverContext) {
   return {
-    GetPluginInfo: async (): Promise<csi.GetPluginInfoResponse> => ({
-      name: ctx.config.driverName,
-      vendor_version: ctx.config.vendorVersion,
-      // Which backends serve this node's pools, as the pools' own configuration says.
-      manifest: { backend: [...new Set(ctx.config.pools.map((p) => p.backend))].join(','), pools: ctx.catalog.poolNames().join(',') },
-    }),
-    GetPluginCapabilities: async (): Promise<csi.GetPluginCapabilitiesResponse> => ({
-      capabilities: [
-        { service: { type: 'CONTROLLER_SERVICE' } },
-        { service: { type: 'VOLUME_ACCESSIBILITY_CONSTRAINTS' } },
-        { volume_expansion: { type: 'ONLINE' } },
-      ],
-    }),
-    Probe: async (): Promise<csi.ProbeResponse> => {
-      // An unhealthy plugin answers with an error, so the reason reaches the caller's log.
-      // Quarantined volumes leave it ready (see readinessWarnings): CSI Probe carries no detail.
-      const problem = await readinessProblem(ctx);
-      if (problem !== undefined) throw failedPrecondition(problem);
-      return { ready: { value: true } };
-    },
+    GetPluginInfo: () => getPluginInfo(ctx),
+    GetPluginCapabilities: () => getPluginCapabilities(),
+    Probe: () => probe(ctx),
   };
 }

@@ -6,11 +6,11 @@ import type { VolumeRecord } from '../../pool/volume-record.js';
 import type { AnchoredPath } from '../../sys/beneath.js';
 import { deviceNumber } from '../../sys/device-id.js';
 import { filesystemErrorCount, growFilesystem, growUnmountedExt4, isFormattable, makeFilesystem, OnlineGrowRefused } from '../../sys/filesystem.js';
-import { bindMount, findMount, type MountEntry } from '../../sys/mounts.js';
+import { findMount, type MountEntry } from '../../sys/mounts.js';
 import { outsideCall } from '../../util/call-signal.js';
 import { failpoint } from '../../util/failpoint.js';
 import { failedPrecondition, internal } from '../rpc/errors.js';
-import { ensureReadOnly, mountFilesystem, mountOptions, withCallerFlags } from './mount-options.js';
+import { bindDirectory, mountFilesystem } from './mount-options.js';
 import { DEFAULT_FS_TYPE } from '../request/pool-fit.js';
 
 /** What a volume's mount should be: its filesystem, read-only or not, with the caller's flags. */
@@ -79,11 +79,7 @@ export async function attachedDevice(r: VolumeRecord, backend: Backend): Promise
 export async function mountVolume(entry: AnchoredPath, r: VolumeRecord, backend: Backend, want: MountRequest): Promise<boolean> {
   if (backend.kind === 'directory') {
     if (want.alreadyMounted) return false;
-    const source = backend.directory(r);
-    // The kernel ignores options on the first bind; only a remount applies them (read-only last).
-    const options = want.readOnly ? mountOptions(true, want.flags) : want.flags;
-    await entry.withEntry('directory', (ref) => withCallerFlags(want.flags, 'volume_capability', () => bindMount(source, ref, entry.ref, options)));
-    if (want.readOnly) await ensureReadOnly(entry);
+    await bindDirectory(entry, backend.directory(r), want.readOnly, want.flags);
     return false;
   }
   const fsType = want.fsType;

@@ -1,10 +1,10 @@
 // The options of the mounts Lode makes: read-only wins, the caller's flags are the caller's to get right, and a read-only mount is checked to be one.
 import { ExecError } from '../../sys/exec.js';
 import type { AnchoredPath } from '../../sys/beneath.js';
-import { mountById, mountDevice, unmountRef, type MountEntry } from '../../sys/mounts.js';
+import { bindMount, mountById, mountDevice, unmountRef, type MountEntry } from '../../sys/mounts.js';
 import { outsideCall } from '../../util/call-signal.js';
 import { internal, invalidArgument } from '../rpc/errors.js';
-import { printable } from '../request/validate.js';
+import { printable } from '../rpc/printable.js';
 
 export function sameFlags(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
@@ -51,6 +51,18 @@ export async function withCallerFlags<T>(flags: readonly string[], field: string
 export async function mountFilesystem(entry: AnchoredPath, device: string, fsType: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
   await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
     mountDevice(device, ref, fsType, [...mountOptions(readOnly, flags), ...ownOptions(fsType)])));
+  if (readOnly) await ensureReadOnly(entry);
+}
+
+/**
+ * Binds the directory `sourceRef` at an opened stage or publish entry, with the caller's flags,
+ * and read-only when asked: the one way a directory is bind-mounted, for a directory volume's
+ * staging and for publishing a staged filesystem alike. The kernel ignores options on the first
+ * bind; only a remount applies them (read-only last).
+ */
+export async function bindDirectory(entry: AnchoredPath, sourceRef: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
+  const options = readOnly ? mountOptions(true, flags) : flags;
+  await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () => bindMount(sourceRef, ref, entry.ref, options)));
   if (readOnly) await ensureReadOnly(entry);
 }
 

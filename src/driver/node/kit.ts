@@ -8,7 +8,8 @@ import { openBeneath, PathChanged, PathRefused, type AnchoredPath } from '../../
 import type { MountEntry } from '../../sys/mounts.js';
 import type { DriverContext } from '../context/context.js';
 import { aborted, CsiError, failedPrecondition, invalidArgument, notFound } from '../rpc/errors.js';
-import { isInside, printable, requireTargetPath } from '../request/validate.js';
+import { printable } from '../rpc/printable.js';
+import { isInside, requireTargetPath } from '../request/validate.js';
 
 interface Root {
   /** As configured, for the lexical check of a caller's path. */

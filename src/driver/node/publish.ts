@@ -11,7 +11,7 @@ import { isReadOnlyMode, requireCapability } from '../request/capability.js';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../rpc/errors.js';
 import { publishInline } from './inline.js';
 import { isVolumeMount, publicationDevice, releasePublicationDevice, strayVolumeMounts } from '../mount/materialise.js';
-import { endsReadOnly, ensureReadOnly, mountOptions, readOnlyMount, withCallerFlags } from '../mount/mount-options.js';
+import { bindDirectory, endsReadOnly, readOnlyMount } from '../mount/mount-options.js';
 import type { NodeKit } from './kit.js';
 import { EPHEMERAL_KEY } from '../request/parameters.js';
 import { isInside, requireVolumeId } from '../request/validate.js';
@@ -65,14 +65,10 @@ export async function publish(kit: NodeKit, req: csi.NodePublishVolumeRequest__O
           // The staging mount seen in the table must be what the held path leads to: else a
           // directory above it was moved since, and the bind would take the empty directory.
           if (stagingMount && source.mountedHere() !== stagingMount.id) throw new PathChanged(`staging_target_path "${staging}" no longer leads to the staging mount`);
-          // The kernel ignores options on the first bind; only a remount applies them (read-only last).
-          const options = readOnly ? mountOptions(true, cap.mountFlags) : cap.mountFlags;
-          await entry.withEntry('directory', (ref) => withCallerFlags(cap.mountFlags, 'volume_capability', () =>
-            bindMount(source.ref, ref, entry.ref, options)));
+          await bindDirectory(entry, source.ref, readOnly, cap.mountFlags);
         } finally {
           source.close();
         }
-        if (readOnly) await ensureReadOnly(entry);
         failpoint('publish:mounted');
       } else {
         const device = await publicationDevice(r, backend, readOnly);

@@ -3,7 +3,7 @@ import type * as csi from '../../csi/types.js';
 import { findMount } from '../../sys/mounts.js';
 import { requireCapability } from '../request/capability.js';
 import { invalidArgument, notFound } from '../rpc/errors.js';
-import { growBacking } from '../controller/expansion.js';
+import { growBacking } from '../mount/grow-backing.js';
 import { growMounted, mountedUsage } from '../mount/materialise.js';
 import type { NodeKit } from './kit.js';
 import { readRange } from '../request/sizing.js';
@@ -51,7 +51,7 @@ export async function expand(kit: NodeKit, req: csi.NodeExpandVolumeRequest__Out
     const volumePath = kit.requirePathOf(r, req.volume_path, 'volume_path');
     // Kubernetes' resizer never calls ControllerExpandVolume on this node (see
     // controllerCapabilities), so the node grows the image itself.
-    if (range.required > r.capacityBytes) await growBacking(kit.ctx, r, range);
+    if (range.required > r.capacityBytes) await growBacking(kit.catalog, r, range);
     if (await growMounted(r, kit.catalog.pool(r.pool), volumePath)) await kit.catalog.save(r, false);
     return { capacity_bytes: String(r.capacityBytes) };
   });

@@ -3,7 +3,7 @@ import { isSupportedFsType, SUPPORTED_FS_TYPES, type FsType } from '../../sys/fi
 import { parseSize } from '../../pool/sizes.js';
 import type { VolumeCatalog } from '../../pool/volume-catalog.js';
 import { invalidArgument } from '../rpc/errors.js';
-import { printable } from './validate.js';
+import { printable } from '../rpc/printable.js';
 
 /** Keys Kubernetes itself adds (PVC/PV names, pod info, the fstype the provisioner lifts out). */
 export const KUBERNETES_PREFIX = 'csi.storage.k8s.io/';

@@ -1,6 +1,7 @@
 // Field checks shared by the CSI handlers; each failure names the field and says what is wrong.
 import * as path from 'node:path';
 import { invalidArgument } from '../rpc/errors.js';
+import { printable } from '../rpc/printable.js';
 
 /** Volume and snapshot ids Lode issues ("lv-" or "sn-" + hex + "." + node) and kubelet's inline ids ("csi-" + hex) all fit this. */
 const VOLUME_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -56,10 +57,4 @@ export function parseBytes(value: string | number | undefined, field: string): n
   if (big < 0n) throw invalidArgument(`${field} must not be negative`);
   if (big > BigInt(Number.MAX_SAFE_INTEGER)) return Number.MAX_SAFE_INTEGER + 1;
   return Number(big);
-}
-
-/** Keeps messages readable when a caller sends odd bytes. */
-export function printable(s: string): string {
-  const clean = JSON.stringify(s).slice(1, -1);
-  return clean.length > 80 ? clean.slice(0, 77) + '...' : clean;
 }

@@ -8,7 +8,7 @@ import { boundsFor, type BoundsCheck } from './bounds.js';
 import { callEnd, MAX_CALL_MS } from './call-deadline.js';
 import { CsiError, statusName, toStatus } from './errors.js';
 import type { RpcObserver } from './observer.js';
-import { printable } from '../request/validate.js';
+import { printable } from './printable.js';
 
 type AsyncHandler<Req, Res> = (req: Req) => Promise<Res>;
 

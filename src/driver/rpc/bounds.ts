@@ -1,7 +1,7 @@
 // The CSI spec's size limits on every string and map of a request, derived from the contract's schema and checked before any handler runs.
 import type * as protoLoader from '@grpc/proto-loader';
 import { invalidArgument } from './errors.js';
-import { printable } from '../request/validate.js';
+import { printable } from './printable.js';
 
 /*
  * The limits, from the spec's "Size Limits" section and the fields that override it:

@@ -1,6 +1,6 @@
 // Paging of ListVolumes and ListSnapshots: the starting token is the index into the id-ordered list where the next page starts.
 import { aborted, invalidArgument } from './errors.js';
-import { printable } from '../request/validate.js';
+import { printable } from './printable.js';
 
 /** One page of `all` (already filtered and ordered), and the token of the next one ('' at the end). */
 export function pageOf<T>(all: readonly T[], maxEntries: number, startingToken: string, what: string): { page: T[]; nextToken: string } {

@@ -1,10 +1,12 @@
 // Each node's periodic look for its orphaned volumes: compare the catalog with the PVs, report what no PV names for the grace period, delete only when asked.
-import type { DriverContext } from '../../context/context.js';
-import { holdersOf } from '../../controller/volumes.js';
+import { holdersOf } from '../../mount/holders.js';
+import type { KeyedLocks } from '../../rpc/locks.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { formatSize } from '../../../pool/sizes.js';
 import { log } from '../../../util/log.js';
 import { NodeEvents } from '../../../kube/node-events.js';
+import type { VolumeCatalog } from '../../../pool/volume-catalog.js';
+import type { CreateAnswers } from './create-answers.js';
 import type { OrphanOptions } from './orphan-options.js';
 import { checkable, OrphanTracker, type Candidate } from './orphan-tracker.js';
 import { namedVolumes, PvListError } from './pv-handles.js';
@@ -30,6 +32,14 @@ export interface OrphanFigures {
   deletedByPool: Map<string, number>;
 }
 
+/** What the check uses of the driver: its names, the catalog it looks through, the volume locks DeleteVolume takes, and CreateVolume's answers. */
+export interface OrphanCheckDriver {
+  readonly config: { readonly nodeId: string; readonly driverName: string };
+  readonly catalog: VolumeCatalog;
+  readonly locks: KeyedLocks;
+  readonly createAnswers: CreateAnswers;
+}
+
 export class OrphanCheck implements OrphanFigures {
   private readonly tracker: OrphanTracker;
   private readonly events: NodeEvents;
@@ -42,7 +52,7 @@ export class OrphanCheck implements OrphanFigures {
   readonly checks = { complete: 0, skipped: 0 };
   readonly deletedByPool = new Map<string, number>();
 
-  constructor(private readonly ctx: DriverContext, private readonly kube: KubeClient, private readonly options: OrphanOptions) {
+  constructor(private readonly ctx: OrphanCheckDriver, private readonly kube: KubeClient, private readonly options: OrphanOptions) {
     this.tracker = new OrphanTracker(options.graceMs);
     this.events = new NodeEvents(kube, ctx.config.nodeId);
   }
