@@ -1,4 +1,4 @@
-// The CSI Node service: its capabilities and info, and the calls from node-stage, node-publish and node-usage.
+// The CSI Node service: its capabilities and info, and each call mapped to its handler in stage, publish and usage.
 import type * as csi from '../../csi/types.js';
 import type { DriverContext } from '../context/context.js';
 import { NodeKit } from './kit.js';
