@@ -1,4 +1,4 @@
-// Every volume and snapshot on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
+// Every volume and snapshot on this node across all pools: records in memory, persisted in their pool, their lifecycle and crash recovery; the space they take is kept in the pool's SpaceLedger.
 import { promises as fs } from 'node:fs';
 import type { PoolStats, PoolStatsSource } from './pool-stats.js';
 import { unmountIfMounted } from '../sys/mounts.js';
@@ -11,7 +11,7 @@ import { StorageOccupiedError } from './occupied.js';
 import { recordsDir, snapshotsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
 import { RecordStore } from './record-store.js';
-import { formatSize } from './sizes.js';
+import { NO_KEYS, PoolFullError, SpaceLedger, type HoldStep, type SpaceHolds } from './space-ledger.js';
 import { readSnapshotRecord, type SnapshotRecord } from './snapshot-record.js';
 import { readRecord, type VolumeRecord } from './volume-record.js';
 
@@ -19,34 +19,6 @@ interface PoolEntry {
   pool: Backend;
   store: RecordStore<VolumeRecord>;
   snapshotStore: RecordStore<SnapshotRecord>;
-  /** Bytes of served volumes, of snapshots and of quarantined images alike: all take the pool's space. */
-  allocatedBytes: number;
-  volumes: number;
-  snapshots: number;
-  /** The snapshots' share of `allocatedBytes`. */
-  snapshotBytes: number;
-  quarantined: number;
-}
-
-/**
- * Space promised to volumes that are about to be created (src/driver/cluster/reservations): every create,
- * growth, snapshot and GetCapacity sees it as taken, except the creates it is held for.
- */
-export interface SpaceHolds {
-  /** Bytes held in `pool`, leaving out the holds whose keys are in `except`. */
-  heldBytes(pool: string, except: ReadonlySet<string>): number;
-}
-
-const NO_KEYS: ReadonlySet<string> = new Set();
-
-/**
- * Holds taken in the same instant as a create's own space check. `keys` are the holds that
- * are this create's own (it may use their space); `take` checks and takes holds, or throws to
- * refuse the create, given the free space of each pool counting no hold of `keys`.
- */
-export interface HoldStep {
-  keys: ReadonlySet<string>;
-  take: (free: (pool: string) => number) => void;
 }
 
 /** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
@@ -92,26 +64,6 @@ function snapshotSupport(pool: Backend): SnapshotSupport {
   return pool.snapshots;
 }
 
-/** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
-export class PoolFullError extends Error {
-  constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
-    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
-    this.name = 'PoolFullError';
-  }
-}
-
-/**
- * Raised when a volume, or a volume's growth, is larger than the pool's max-volume-size. A
- * create is answered RESOURCE_EXHAUSTED (another node's pool may make it), a growth
- * OUT_OF_RANGE (the volume cannot move).
- */
-export class VolumeTooLargeError extends Error {
-  constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
-    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
-    this.name = 'VolumeTooLargeError';
-  }
-}
-
 /** The quarantine of storage found with no record file, at start-up or in the way of a create. */
 function noRecord(pool: string, found: UnrecordedStorage): QuarantinedVolume {
   return {
@@ -134,7 +86,7 @@ export class VolumeCatalog implements PoolStatsSource {
   /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
   private sortedIds: string[] | undefined;
   private sortedSnapshotIds: string[] | undefined;
-  private holds: SpaceHolds | undefined;
+  private readonly ledger = new SpaceLedger();
 
   private constructor(readonly poolOrder: string[]) {}
 
@@ -149,8 +101,9 @@ export class VolumeCatalog implements PoolStatsSource {
       await fs.mkdir(snapshotsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
       const snapshotsRead = await snapshotStore.loadAll();
-      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, snapshotBytes: 0, quarantined: 0 };
+      const entry: PoolEntry = { pool, store, snapshotStore };
       catalog.entries.set(config.name, entry);
+      catalog.ledger.addPool(pool);
       const held = new Map<string, QuarantinedVolume>();
       for (const u of [...unusable, ...snapshotsRead.unusable]) {
         held.set(u.id, {
@@ -190,8 +143,7 @@ export class VolumeCatalog implements PoolStatsSource {
   private hold(e: PoolEntry, q: QuarantinedVolume): void {
     this.quarantineList.push(q);
     if (!this.quarantine.has(q.id)) this.quarantine.set(q.id, q);
-    e.quarantined += 1;
-    e.allocatedBytes += q.storageBytes;
+    this.ledger.chargeQuarantined(e.pool.config.name, q.storageBytes);
     log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
   }
 
@@ -232,37 +184,27 @@ export class VolumeCatalog implements PoolStatsSource {
 
   private addSnapshot(r: SnapshotRecord): void {
     this.snapshotRecords.set(r.id, r);
-    const e = this.entry(r.pool);
-    e.allocatedBytes += r.chargedBytes;
-    e.snapshotBytes += r.chargedBytes;
-    e.snapshots += 1;
+    this.ledger.chargeSnapshot(r.pool, r.chargedBytes, 1);
     this.sortedSnapshotIds = undefined;
   }
 
   private dropSnapshot(r: SnapshotRecord): void {
     if (this.snapshotRecords.get(r.id) !== r) return;
     this.snapshotRecords.delete(r.id);
-    const e = this.entry(r.pool);
-    e.allocatedBytes -= r.chargedBytes;
-    e.snapshotBytes -= r.chargedBytes;
-    e.snapshots -= 1;
+    this.ledger.chargeSnapshot(r.pool, r.chargedBytes, -1);
     this.sortedSnapshotIds = undefined;
   }
 
   private add(r: VolumeRecord): void {
     this.records.set(r.id, r);
-    const e = this.entry(r.pool);
-    e.allocatedBytes += r.capacityBytes;
-    e.volumes += 1;
+    this.ledger.chargeVolume(r.pool, r.capacityBytes, 1);
     this.sortedIds = undefined;
   }
 
   private drop(r: VolumeRecord): void {
     if (this.records.get(r.id) !== r) return;
     this.records.delete(r.id);
-    const e = this.entry(r.pool);
-    e.allocatedBytes -= r.capacityBytes;
-    e.volumes -= 1;
+    this.ledger.chargeVolume(r.pool, r.capacityBytes, -1);
     this.sortedIds = undefined;
   }
 
@@ -335,18 +277,16 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /** Where reservations are kept; set once at start when the driver reserves for pods. */
   setHolds(holds: SpaceHolds): void {
-    this.holds = holds;
+    this.ledger.setHolds(holds);
   }
 
   /** The pool's free space for new storage: what it has, less what is held for others than `except`. */
   availableBytes(pool: string, except: ReadonlySet<string> = NO_KEYS): number {
-    const free = this.statsOf(pool).availableBytes;
-    return this.holds === undefined ? free : Math.max(0, free - this.holds.heldBytes(pool, except));
+    return this.ledger.availableBytes(pool, except);
   }
 
   statsOf(pool: string): PoolStats {
-    const e = this.entry(pool);
-    return { ...e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined), snapshots: { count: e.snapshots, chargedBytes: e.snapshotBytes } };
+    return this.ledger.statsOf(pool);
   }
 
   /**
@@ -361,7 +301,7 @@ export class VolumeCatalog implements PoolStatsSource {
     const q = this.quarantine.get(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
-    this.requireWithinMax(e, record.capacityBytes, false);
+    this.ledger.requireWithinMax(record.pool, record.capacityBytes, false);
     this.refuseOccupied(e, await e.pool.occupant(record));
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
     opts.holds?.take((pool) => this.availableBytes(pool, opts.holds?.keys));
@@ -441,8 +381,7 @@ export class VolumeCatalog implements PoolStatsSource {
       failpoint('snapshot:recorded');
       const held = Math.min(reserve, await this.whileFrozen('snapshot', freezePath, () => support.takeSnapshot(source, snap)));
       failpoint('snapshot:taken');
-      e.allocatedBytes += held - snap.chargedBytes;
-      e.snapshotBytes += held - snap.chargedBytes;
+      this.ledger.settleSnapshot(snap.pool, held - snap.chargedBytes);
       snap.chargedBytes = held;
       snap.frozen = undefined;
       snap.state = 'ready';
@@ -473,12 +412,6 @@ export class VolumeCatalog implements PoolStatsSource {
     await e.snapshotStore.remove(snap.id);
     this.dropSnapshot(snap);
     void this.refresh(snap.pool);
-  }
-
-  /** The pool's max-volume-size, the one place it is enforced. */
-  private requireWithinMax(e: PoolEntry, bytes: number, growth: boolean): void {
-    const max = e.pool.config.maxVolumeBytes;
-    if (max !== undefined && bytes > max) throw new VolumeTooLargeError(e.pool.config.name, max, bytes, growth);
   }
 
   /** Writes the record's current fields; `durable: false` for state a reboot voids (mounts). */
@@ -515,11 +448,11 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
-    this.requireWithinMax(e, newBytes, true);
+    this.ledger.requireWithinMax(record.pool, newBytes, true);
     const available = this.availableBytes(record.pool);
     if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;
-    e.allocatedBytes += extra;
+    this.ledger.chargeGrowth(record.pool, extra);
     record.capacityBytes = newBytes;
     try {
       // Storage first, record second: a crash in between leaves a larger image than
@@ -528,7 +461,7 @@ export class VolumeCatalog implements PoolStatsSource {
       failpoint('expand:grown');
       await e.store.put(record);
     } catch (err) {
-      e.allocatedBytes -= extra;
+      this.ledger.chargeGrowth(record.pool, -extra);
       record.capacityBytes = old;
       throw err;
     }

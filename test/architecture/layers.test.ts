@@ -1,4 +1,4 @@
-// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle.
+// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle; below it, the volume catalog drives the backends and none of them reaches back up to it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -155,5 +155,17 @@ describe('driver layers', () => {
     const { files, imports } = readImports(REPO, DRIVER.root);
     assert.deepEqual(layerProblems(DRIVER, files, imports), []);
     assert.deepEqual(folderCycles(imports), []);
+  });
+});
+
+describe('pool core and backends', () => {
+  it('nothing in src/pool or src/backends imports the volume catalog, the core that drives the backends', () => {
+    const catalog = 'src/pool/volume-catalog.ts';
+    const up = ['src/pool', 'src/backends']
+      .flatMap((dir) => readImports(REPO, dir).imports)
+      .filter((i) => i.to === catalog && i.from !== catalog)
+      .map((i) => `${i.from} imports ${i.to}`);
+    assert.deepEqual(up, []);
+    assert.ok(readImports(REPO, 'src/pool').imports.some((i) => i.from === catalog && i.to === 'src/pool/space-ledger.ts'), 'the catalog\'s own imports are read');
   });
 });
