@@ -10,6 +10,7 @@ import type { Backend, Occupant, SnapshotSupport, UnrecordedStorage, VolumeSourc
 import { StorageOccupiedError } from './occupied.js';
 import { recordsDir, snapshotsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
+import { RecordIndex } from './record-index.js';
 import { RecordStore } from './record-store.js';
 import { NO_KEYS, PoolFullError, SpaceLedger, type HoldStep, type SpaceHolds } from './space-ledger.js';
 import { readSnapshotRecord, type SnapshotRecord } from './snapshot-record.js';
@@ -73,19 +74,8 @@ function noRecord(pool: string, found: UnrecordedStorage): QuarantinedVolume {
 }
 
 export class VolumeCatalog implements PoolStatsSource {
-  private readonly records = new Map<string, VolumeRecord>();
-  private readonly snapshotRecords = new Map<string, SnapshotRecord>();
-  /**
-   * Found at start-up, or in the way of a create later; never dropped for the life of the
-   * process (a repair takes a restart).
-   */
-  private readonly quarantineList: QuarantinedVolume[] = [];
-  /** The same by id (the first one found, should two pools hold one id), for the refusals. */
-  private readonly quarantine = new Map<string, QuarantinedVolume>();
+  private readonly index = new RecordIndex();
   private readonly entries = new Map<string, PoolEntry>();
-  /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
-  private sortedIds: string[] | undefined;
-  private sortedSnapshotIds: string[] | undefined;
   private readonly ledger = new SpaceLedger();
 
   private constructor(readonly poolOrder: string[]) {}
@@ -123,8 +113,7 @@ export class VolumeCatalog implements PoolStatsSource {
       }
       for (const r of records) await catalog.recover(r);
       for (const r of snapshotsRead.records) await catalog.recoverSnapshot(r);
-      const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name),
-        [...catalog.snapshotRecords.values()].filter((r) => r.pool === config.name));
+      const unrecorded = await pool.open(catalog.index.volumesIn(config.name), catalog.index.snapshotsIn(config.name));
       for (const img of unrecorded) {
         const q = held.get(img.id);
         if (q !== undefined) {
@@ -141,8 +130,7 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /** Holds a volume or snapshot Lode cannot account for: never served, changed or deleted; the bytes of its storage stay taken. */
   private hold(e: PoolEntry, q: QuarantinedVolume): void {
-    this.quarantineList.push(q);
-    if (!this.quarantine.has(q.id)) this.quarantine.set(q.id, q);
+    this.index.quarantine(q);
     this.ledger.chargeQuarantined(e.pool.config.name, q.storageBytes);
     log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
   }
@@ -157,7 +145,7 @@ export class VolumeCatalog implements PoolStatsSource {
   private refuseOccupied(e: PoolEntry, found: Occupant | undefined): void {
     if (found === undefined) return;
     if (found.kind === 'foreign') throw new StorageOccupiedError(found.location, found.what);
-    const known = this.quarantine.get(found.storage.id);
+    const known = this.index.quarantinedAs(found.storage.id);
     if (known !== undefined) throw new VolumeQuarantinedError(known);
     const q = noRecord(e.pool.config.name, found.storage);
     this.hold(e, q);
@@ -183,29 +171,21 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   private addSnapshot(r: SnapshotRecord): void {
-    this.snapshotRecords.set(r.id, r);
+    this.index.addSnapshot(r);
     this.ledger.chargeSnapshot(r.pool, r.chargedBytes, 1);
-    this.sortedSnapshotIds = undefined;
   }
 
   private dropSnapshot(r: SnapshotRecord): void {
-    if (this.snapshotRecords.get(r.id) !== r) return;
-    this.snapshotRecords.delete(r.id);
-    this.ledger.chargeSnapshot(r.pool, r.chargedBytes, -1);
-    this.sortedSnapshotIds = undefined;
+    if (this.index.dropSnapshot(r)) this.ledger.chargeSnapshot(r.pool, r.chargedBytes, -1);
   }
 
   private add(r: VolumeRecord): void {
-    this.records.set(r.id, r);
+    this.index.addVolume(r);
     this.ledger.chargeVolume(r.pool, r.capacityBytes, 1);
-    this.sortedIds = undefined;
   }
 
   private drop(r: VolumeRecord): void {
-    if (this.records.get(r.id) !== r) return;
-    this.records.delete(r.id);
-    this.ledger.chargeVolume(r.pool, r.capacityBytes, -1);
-    this.sortedIds = undefined;
+    if (this.index.dropVolume(r)) this.ledger.chargeVolume(r.pool, r.capacityBytes, -1);
   }
 
   private entry(pool: string): PoolEntry {
@@ -231,44 +211,34 @@ export class VolumeCatalog implements PoolStatsSource {
     return [...this.entries.values()].map((e) => e.pool.config.dir);
   }
 
-  /**
-   * The volume's record, or undefined when there is none. Throws VolumeQuarantinedError for a
-   * quarantined id, so that no call (a create of the same name, a delete, a stage) can act on
-   * a volume Lode cannot account for.
-   */
+  /** The volume's record, or undefined; throws VolumeQuarantinedError for a quarantined id (RecordIndex.get). */
   get(id: string): VolumeRecord | undefined {
-    const q = this.quarantine.get(id);
-    if (q !== undefined) throw new VolumeQuarantinedError(q);
-    return this.records.get(id);
+    return this.index.get(id);
   }
 
   /** Every quarantined volume, by pool and id. */
   quarantined(): QuarantinedVolume[] {
-    return [...this.quarantineList].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
+    return this.index.quarantined();
   }
 
-  /** The snapshot's record, or undefined; throws VolumeQuarantinedError for a quarantined id (an unusable snapshot record). */
+  /** The snapshot's record, or undefined; throws VolumeQuarantinedError for a quarantined id. */
   getSnapshot(id: string): SnapshotRecord | undefined {
-    const q = this.quarantine.get(id);
-    if (q !== undefined) throw new VolumeQuarantinedError(q);
-    return this.snapshotRecords.get(id);
+    return this.index.getSnapshot(id);
   }
 
   /** All snapshots ordered by id. */
   listSnapshots(): SnapshotRecord[] {
-    if (!this.sortedSnapshotIds) this.sortedSnapshotIds = [...this.snapshotRecords.keys()].sort();
-    return this.sortedSnapshotIds.map((id) => this.snapshotRecords.get(id)).filter((r): r is SnapshotRecord => r !== undefined);
+    return this.index.listSnapshots();
   }
 
   /** The snapshots taken of a volume (still present). */
   snapshotsOf(volumeId: string): SnapshotRecord[] {
-    return this.listSnapshots().filter((s) => s.sourceVolumeId === volumeId);
+    return this.index.snapshotsOf(volumeId);
   }
 
   /** All volumes ordered by id. */
   list(): VolumeRecord[] {
-    if (!this.sortedIds) this.sortedIds = [...this.records.keys()].sort();
-    return this.sortedIds.map((id) => this.records.get(id)).filter((r): r is VolumeRecord => r !== undefined);
+    return this.index.list();
   }
 
   poolStats(): PoolStats[] {
@@ -298,7 +268,7 @@ export class VolumeCatalog implements PoolStatsSource {
    * failure undoes all of it, and only it.
    */
   async provision(record: VolumeRecord, opts: ProvisionOptions = {}): Promise<VolumeRecord> {
-    const q = this.quarantine.get(record.id);
+    const q = this.index.quarantinedAs(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
     this.ledger.requireWithinMax(record.pool, record.capacityBytes, false);
@@ -363,7 +333,7 @@ export class VolumeCatalog implements PoolStatsSource {
    * back. Once made, the charge is settled to what it holds.
    */
   async createSnapshot(snap: SnapshotRecord, source: VolumeRecord, freezePath?: string): Promise<SnapshotRecord> {
-    const q = this.quarantine.get(snap.id);
+    const q = this.index.quarantinedAs(snap.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q);
     const e = this.entry(snap.pool);
     const support = snapshotSupport(e.pool);
