@@ -1,9 +1,9 @@
 // `lode driver`: parses flags, starts the driver and its metrics endpoint, runs until SIGTERM/SIGINT.
-import { readinessProblem, readinessWarnings } from '../driver/identity.js';
+import { readinessProblem, readinessWarnings } from '../driver/controller/identity.js';
 import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
-import { registerOrphanMetrics } from '../driver/orphans/orphan-metrics.js';
+import { registerOrphanMetrics } from '../driver/cluster/orphans/orphan-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
 import { packageVersion } from '../util/version.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';

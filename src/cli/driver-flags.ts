@@ -2,13 +2,13 @@
 import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
-import type { DriverConfig } from '../driver/config.js';
+import type { DriverConfig } from '../driver/context/config.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
-import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/node-loss/node-loss-options.js';
-import { DEFAULT_RESERVATION_TTL_MS } from '../driver/reservations/pod-reservations.js';
-import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/orphans/orphan-options.js';
+import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/cluster/node-loss/node-loss-options.js';
+import { DEFAULT_RESERVATION_TTL_MS } from '../driver/cluster/reservations/pod-reservations.js';
+import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/cluster/orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
 import { preparePoolDir, readPoolConfig } from './pool-config.js';
 

@@ -8,19 +8,18 @@ import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
-import { startNodeLoss } from './node-loss/node-loss.js';
-import { LimitReports } from './limit-reports.js';
-import { OrphanCheck } from './orphans/orphan-check.js';
+import { startNodeLoss } from './cluster/node-loss/node-loss.js';
+import { LimitReports } from './cluster/limit-reports.js';
+import { OrphanCheck } from './cluster/orphans/orphan-check.js';
 import { VolumeCatalog } from '../pool/volume-catalog.js';
 import { log } from '../util/log.js';
-import type { DriverConfig } from './config.js';
-import { DriverContext } from './context.js';
-import { controllerService } from './controller.js';
-import { snapshotService } from './snapshots.js';
-import { identityService } from './identity.js';
-import { nodeService } from './node.js';
-import type { RpcObserver } from './observer.js';
-import { adaptService, UndecodableRequest } from './rpc-adapter.js';
+import type { DriverConfig } from './context/config.js';
+import { DriverContext } from './context/context.js';
+import { controllerService } from './controller/service.js';
+import { identityService } from './controller/identity.js';
+import { nodeService } from './node/service.js';
+import type { RpcObserver } from './rpc/observer.js';
+import { adaptService, UndecodableRequest } from './rpc/adapter.js';
 
 export interface RunningDriver {
   ctx: DriverContext;
@@ -113,7 +112,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const controller = serviceOf('Controller');
   const node = serviceOf('Node');
   server.addService(identity, adaptService(identity, identityService(ctx), observer));
-  server.addService(controller, adaptService(controller, { ...controllerService(ctx), ...snapshotService(ctx) }, observer));
+  server.addService(controller, adaptService(controller, controllerService(ctx), observer));
   server.addService(node, adaptService(node, nodeService(ctx), observer));
   await new Promise<void>((resolve, reject) => {
     server.bindAsync(`unix:${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));

@@ -1,6 +1,6 @@
 // Prometheus metrics of one node driver: per-RPC counts and latencies, per-pool figures, process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RpcObserver } from '../driver/observer.js';
+import type { RpcObserver } from '../driver/rpc/observer.js';
 import type { PoolStats, PoolStatsSource } from '../pool/pool-stats.js';
 
 /** Identity of the driver, attached to every series so figures from many nodes can be told apart. */

@@ -1,4 +1,4 @@
-// Every volume and snapshot on this node across all pools: records in memory, persisted in their pool, with the capacity ledger.
+// Every volume and snapshot on this node across all pools: records in memory, persisted in their pool, their lifecycle and crash recovery; the space they take is kept in the pool's SpaceLedger.
 import { promises as fs } from 'node:fs';
 import type { PoolStats, PoolStatsSource } from './pool-stats.js';
 import { unmountIfMounted } from '../sys/mounts.js';
@@ -10,8 +10,9 @@ import type { Backend, Occupant, SnapshotSupport, UnrecordedStorage, VolumeSourc
 import { StorageOccupiedError } from './occupied.js';
 import { recordsDir, snapshotsDir } from './pool.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
+import { RecordIndex } from './record-index.js';
 import { RecordStore } from './record-store.js';
-import { formatSize } from './sizes.js';
+import { NO_KEYS, PoolFullError, SpaceLedger, type HoldStep, type SpaceHolds } from './space-ledger.js';
 import { readSnapshotRecord, type SnapshotRecord } from './snapshot-record.js';
 import { readRecord, type VolumeRecord } from './volume-record.js';
 
@@ -19,34 +20,6 @@ interface PoolEntry {
   pool: Backend;
   store: RecordStore<VolumeRecord>;
   snapshotStore: RecordStore<SnapshotRecord>;
-  /** Bytes of served volumes, of snapshots and of quarantined images alike: all take the pool's space. */
-  allocatedBytes: number;
-  volumes: number;
-  snapshots: number;
-  /** The snapshots' share of `allocatedBytes`. */
-  snapshotBytes: number;
-  quarantined: number;
-}
-
-/**
- * Space promised to volumes that are about to be created (src/driver/reservations): every create,
- * growth, snapshot and GetCapacity sees it as taken, except the creates it is held for.
- */
-export interface SpaceHolds {
-  /** Bytes held in `pool`, leaving out the holds whose keys are in `except`. */
-  heldBytes(pool: string, except: ReadonlySet<string>): number;
-}
-
-const NO_KEYS: ReadonlySet<string> = new Set();
-
-/**
- * Holds taken in the same instant as a create's own space check. `keys` are the holds that
- * are this create's own (it may use their space); `take` checks and takes holds, or throws to
- * refuse the create, given the free space of each pool counting no hold of `keys`.
- */
-export interface HoldStep {
-  keys: ReadonlySet<string>;
-  take: (free: (pool: string) => number) => void;
 }
 
 /** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
@@ -92,26 +65,6 @@ function snapshotSupport(pool: Backend): SnapshotSupport {
   return pool.snapshots;
 }
 
-/** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
-export class PoolFullError extends Error {
-  constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
-    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
-    this.name = 'PoolFullError';
-  }
-}
-
-/**
- * Raised when a volume, or a volume's growth, is larger than the pool's max-volume-size. A
- * create is answered RESOURCE_EXHAUSTED (another node's pool may make it), a growth
- * OUT_OF_RANGE (the volume cannot move).
- */
-export class VolumeTooLargeError extends Error {
-  constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
-    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
-    this.name = 'VolumeTooLargeError';
-  }
-}
-
 /** The quarantine of storage found with no record file, at start-up or in the way of a create. */
 function noRecord(pool: string, found: UnrecordedStorage): QuarantinedVolume {
   return {
@@ -121,20 +74,9 @@ function noRecord(pool: string, found: UnrecordedStorage): QuarantinedVolume {
 }
 
 export class VolumeCatalog implements PoolStatsSource {
-  private readonly records = new Map<string, VolumeRecord>();
-  private readonly snapshotRecords = new Map<string, SnapshotRecord>();
-  /**
-   * Found at start-up, or in the way of a create later; never dropped for the life of the
-   * process (a repair takes a restart).
-   */
-  private readonly quarantineList: QuarantinedVolume[] = [];
-  /** The same by id (the first one found, should two pools hold one id), for the refusals. */
-  private readonly quarantine = new Map<string, QuarantinedVolume>();
+  private readonly index = new RecordIndex();
   private readonly entries = new Map<string, PoolEntry>();
-  /** Sorted ids, rebuilt lazily: ListVolumes pages over a stable order. */
-  private sortedIds: string[] | undefined;
-  private sortedSnapshotIds: string[] | undefined;
-  private holds: SpaceHolds | undefined;
+  private readonly ledger = new SpaceLedger();
 
   private constructor(readonly poolOrder: string[]) {}
 
@@ -149,8 +91,9 @@ export class VolumeCatalog implements PoolStatsSource {
       await fs.mkdir(snapshotsDir(config), { recursive: true, mode: 0o700 });
       const { records, unusable } = await store.loadAll();
       const snapshotsRead = await snapshotStore.loadAll();
-      const entry: PoolEntry = { pool, store, snapshotStore, allocatedBytes: 0, volumes: 0, snapshots: 0, snapshotBytes: 0, quarantined: 0 };
+      const entry: PoolEntry = { pool, store, snapshotStore };
       catalog.entries.set(config.name, entry);
+      catalog.ledger.addPool(pool);
       const held = new Map<string, QuarantinedVolume>();
       for (const u of [...unusable, ...snapshotsRead.unusable]) {
         held.set(u.id, {
@@ -170,8 +113,7 @@ export class VolumeCatalog implements PoolStatsSource {
       }
       for (const r of records) await catalog.recover(r);
       for (const r of snapshotsRead.records) await catalog.recoverSnapshot(r);
-      const unrecorded = await pool.open([...catalog.records.values()].filter((r) => r.pool === config.name),
-        [...catalog.snapshotRecords.values()].filter((r) => r.pool === config.name));
+      const unrecorded = await pool.open(catalog.index.volumesIn(config.name), catalog.index.snapshotsIn(config.name));
       for (const img of unrecorded) {
         const q = held.get(img.id);
         if (q !== undefined) {
@@ -188,10 +130,8 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /** Holds a volume or snapshot Lode cannot account for: never served, changed or deleted; the bytes of its storage stay taken. */
   private hold(e: PoolEntry, q: QuarantinedVolume): void {
-    this.quarantineList.push(q);
-    if (!this.quarantine.has(q.id)) this.quarantine.set(q.id, q);
-    e.quarantined += 1;
-    e.allocatedBytes += q.storageBytes;
+    this.index.quarantine(q);
+    this.ledger.chargeQuarantined(e.pool.config.name, q.storageBytes);
     log('error', 'volume quarantined: not served, not deleted', { ...q, help: 'docs/operations.md, "Quarantined volumes"' });
   }
 
@@ -205,7 +145,7 @@ export class VolumeCatalog implements PoolStatsSource {
   private refuseOccupied(e: PoolEntry, found: Occupant | undefined): void {
     if (found === undefined) return;
     if (found.kind === 'foreign') throw new StorageOccupiedError(found.location, found.what);
-    const known = this.quarantine.get(found.storage.id);
+    const known = this.index.quarantinedAs(found.storage.id);
     if (known !== undefined) throw new VolumeQuarantinedError(known);
     const q = noRecord(e.pool.config.name, found.storage);
     this.hold(e, q);
@@ -231,39 +171,21 @@ export class VolumeCatalog implements PoolStatsSource {
   }
 
   private addSnapshot(r: SnapshotRecord): void {
-    this.snapshotRecords.set(r.id, r);
-    const e = this.entry(r.pool);
-    e.allocatedBytes += r.chargedBytes;
-    e.snapshotBytes += r.chargedBytes;
-    e.snapshots += 1;
-    this.sortedSnapshotIds = undefined;
+    this.index.addSnapshot(r);
+    this.ledger.chargeSnapshot(r.pool, r.chargedBytes, 1);
   }
 
   private dropSnapshot(r: SnapshotRecord): void {
-    if (this.snapshotRecords.get(r.id) !== r) return;
-    this.snapshotRecords.delete(r.id);
-    const e = this.entry(r.pool);
-    e.allocatedBytes -= r.chargedBytes;
-    e.snapshotBytes -= r.chargedBytes;
-    e.snapshots -= 1;
-    this.sortedSnapshotIds = undefined;
+    if (this.index.dropSnapshot(r)) this.ledger.chargeSnapshot(r.pool, r.chargedBytes, -1);
   }
 
   private add(r: VolumeRecord): void {
-    this.records.set(r.id, r);
-    const e = this.entry(r.pool);
-    e.allocatedBytes += r.capacityBytes;
-    e.volumes += 1;
-    this.sortedIds = undefined;
+    this.index.addVolume(r);
+    this.ledger.chargeVolume(r.pool, r.capacityBytes, 1);
   }
 
   private drop(r: VolumeRecord): void {
-    if (this.records.get(r.id) !== r) return;
-    this.records.delete(r.id);
-    const e = this.entry(r.pool);
-    e.allocatedBytes -= r.capacityBytes;
-    e.volumes -= 1;
-    this.sortedIds = undefined;
+    if (this.index.dropVolume(r)) this.ledger.chargeVolume(r.pool, r.capacityBytes, -1);
   }
 
   private entry(pool: string): PoolEntry {
@@ -289,44 +211,34 @@ export class VolumeCatalog implements PoolStatsSource {
     return [...this.entries.values()].map((e) => e.pool.config.dir);
   }
 
-  /**
-   * The volume's record, or undefined when there is none. Throws VolumeQuarantinedError for a
-   * quarantined id, so that no call (a create of the same name, a delete, a stage) can act on
-   * a volume Lode cannot account for.
-   */
+  /** The volume's record, or undefined; throws VolumeQuarantinedError for a quarantined id (RecordIndex.get). */
   get(id: string): VolumeRecord | undefined {
-    const q = this.quarantine.get(id);
-    if (q !== undefined) throw new VolumeQuarantinedError(q);
-    return this.records.get(id);
+    return this.index.get(id);
   }
 
   /** Every quarantined volume, by pool and id. */
   quarantined(): QuarantinedVolume[] {
-    return [...this.quarantineList].sort((a, b) => a.pool.localeCompare(b.pool) || a.id.localeCompare(b.id));
+    return this.index.quarantined();
   }
 
-  /** The snapshot's record, or undefined; throws VolumeQuarantinedError for a quarantined id (an unusable snapshot record). */
+  /** The snapshot's record, or undefined; throws VolumeQuarantinedError for a quarantined id. */
   getSnapshot(id: string): SnapshotRecord | undefined {
-    const q = this.quarantine.get(id);
-    if (q !== undefined) throw new VolumeQuarantinedError(q);
-    return this.snapshotRecords.get(id);
+    return this.index.getSnapshot(id);
   }
 
   /** All snapshots ordered by id. */
   listSnapshots(): SnapshotRecord[] {
-    if (!this.sortedSnapshotIds) this.sortedSnapshotIds = [...this.snapshotRecords.keys()].sort();
-    return this.sortedSnapshotIds.map((id) => this.snapshotRecords.get(id)).filter((r): r is SnapshotRecord => r !== undefined);
+    return this.index.listSnapshots();
   }
 
   /** The snapshots taken of a volume (still present). */
   snapshotsOf(volumeId: string): SnapshotRecord[] {
-    return this.listSnapshots().filter((s) => s.sourceVolumeId === volumeId);
+    return this.index.snapshotsOf(volumeId);
   }
 
   /** All volumes ordered by id. */
   list(): VolumeRecord[] {
-    if (!this.sortedIds) this.sortedIds = [...this.records.keys()].sort();
-    return this.sortedIds.map((id) => this.records.get(id)).filter((r): r is VolumeRecord => r !== undefined);
+    return this.index.list();
   }
 
   poolStats(): PoolStats[] {
@@ -335,18 +247,16 @@ export class VolumeCatalog implements PoolStatsSource {
 
   /** Where reservations are kept; set once at start when the driver reserves for pods. */
   setHolds(holds: SpaceHolds): void {
-    this.holds = holds;
+    this.ledger.setHolds(holds);
   }
 
   /** The pool's free space for new storage: what it has, less what is held for others than `except`. */
   availableBytes(pool: string, except: ReadonlySet<string> = NO_KEYS): number {
-    const free = this.statsOf(pool).availableBytes;
-    return this.holds === undefined ? free : Math.max(0, free - this.holds.heldBytes(pool, except));
+    return this.ledger.availableBytes(pool, except);
   }
 
   statsOf(pool: string): PoolStats {
-    const e = this.entry(pool);
-    return { ...e.pool.stats(e.allocatedBytes, e.volumes, e.quarantined), snapshots: { count: e.snapshots, chargedBytes: e.snapshotBytes } };
+    return this.ledger.statsOf(pool);
   }
 
   /**
@@ -358,10 +268,10 @@ export class VolumeCatalog implements PoolStatsSource {
    * failure undoes all of it, and only it.
    */
   async provision(record: VolumeRecord, opts: ProvisionOptions = {}): Promise<VolumeRecord> {
-    const q = this.quarantine.get(record.id);
+    const q = this.index.quarantinedAs(record.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q); // its image must never be reused or overwritten
     const e = this.entry(record.pool);
-    this.requireWithinMax(e, record.capacityBytes, false);
+    this.ledger.requireWithinMax(record.pool, record.capacityBytes, false);
     this.refuseOccupied(e, await e.pool.occupant(record));
     // Checked and reserved with no await in between, so concurrent creates never overcommit.
     opts.holds?.take((pool) => this.availableBytes(pool, opts.holds?.keys));
@@ -423,7 +333,7 @@ export class VolumeCatalog implements PoolStatsSource {
    * back. Once made, the charge is settled to what it holds.
    */
   async createSnapshot(snap: SnapshotRecord, source: VolumeRecord, freezePath?: string): Promise<SnapshotRecord> {
-    const q = this.quarantine.get(snap.id);
+    const q = this.index.quarantinedAs(snap.id);
     if (q !== undefined) throw new VolumeQuarantinedError(q);
     const e = this.entry(snap.pool);
     const support = snapshotSupport(e.pool);
@@ -441,8 +351,7 @@ export class VolumeCatalog implements PoolStatsSource {
       failpoint('snapshot:recorded');
       const held = Math.min(reserve, await this.whileFrozen('snapshot', freezePath, () => support.takeSnapshot(source, snap)));
       failpoint('snapshot:taken');
-      e.allocatedBytes += held - snap.chargedBytes;
-      e.snapshotBytes += held - snap.chargedBytes;
+      this.ledger.settleSnapshot(snap.pool, held - snap.chargedBytes);
       snap.chargedBytes = held;
       snap.frozen = undefined;
       snap.state = 'ready';
@@ -473,12 +382,6 @@ export class VolumeCatalog implements PoolStatsSource {
     await e.snapshotStore.remove(snap.id);
     this.dropSnapshot(snap);
     void this.refresh(snap.pool);
-  }
-
-  /** The pool's max-volume-size, the one place it is enforced. */
-  private requireWithinMax(e: PoolEntry, bytes: number, growth: boolean): void {
-    const max = e.pool.config.maxVolumeBytes;
-    if (max !== undefined && bytes > max) throw new VolumeTooLargeError(e.pool.config.name, max, bytes, growth);
   }
 
   /** Writes the record's current fields; `durable: false` for state a reboot voids (mounts). */
@@ -515,11 +418,11 @@ export class VolumeCatalog implements PoolStatsSource {
     const e = this.entry(record.pool);
     const extra = newBytes - record.capacityBytes;
     if (extra <= 0) return;
-    this.requireWithinMax(e, newBytes, true);
+    this.ledger.requireWithinMax(record.pool, newBytes, true);
     const available = this.availableBytes(record.pool);
     if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
     const old = record.capacityBytes;
-    e.allocatedBytes += extra;
+    this.ledger.chargeGrowth(record.pool, extra);
     record.capacityBytes = newBytes;
     try {
       // Storage first, record second: a crash in between leaves a larger image than
@@ -528,7 +431,7 @@ export class VolumeCatalog implements PoolStatsSource {
       failpoint('expand:grown');
       await e.store.put(record);
     } catch (err) {
-      e.allocatedBytes -= extra;
+      this.ledger.chargeGrowth(record.pool, -extra);
       record.capacityBytes = old;
       throw err;
     }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { LvmBackend } from '../../src/backends/lvm/lvm-backend.js';
-import { toStatus } from '../../src/driver/errors.js';
+import { toStatus } from '../../src/driver/rpc/errors.js';
 import { parsePoolSpec } from '../../src/pool/pool-spec.js';
 import { MiB } from '../../src/pool/sizes.js';
 import type { VolumeRecord } from '../../src/pool/volume-record.js';

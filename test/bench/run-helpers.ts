@@ -9,7 +9,7 @@ import type { MarkSnapshot, RunResult } from '../../src/bench/scenario/run-resul
 import type { BenchEvent } from '../../src/bench/api/event-log.js';
 import { UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
-import { PERMISSIONS } from '../../src/driver/api-permissions.js';
+import { PERMISSIONS } from '../../src/driver/cluster/api-permissions.js';
 
 export const SCENARIOS = fileURLToPath(new URL('../../../scenarios/', import.meta.url));
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -34,7 +34,7 @@ export async function runBuiltIn(file: string, seed?: number, overrides: { drive
 
 /**
  * Every request the run's drivers sent to its API (counted as external/lode-driver) is one
- * src/driver/api-permissions.ts lists, so the ClusterRole built from that list (deploy/base/rbac.yaml,
+ * src/driver/cluster/api-permissions.ts lists, so the ClusterRole built from that list (deploy/base/rbac.yaml,
  * kept equal to it by test/deploy) lets it through in a cluster.
  */
 export function assertDriverRequestsPermitted(result: RunResult): void {

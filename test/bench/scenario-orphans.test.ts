@@ -1,7 +1,7 @@
 // Scenario 13: a force-deleted PV leaves its volume on the node, and the node's driver reports it through the run's API as an Event on its Node.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { objectIdForName } from '../../src/driver/object-ids.js';
+import { objectIdForName } from '../../src/driver/request/object-ids.js';
 import { needsRoot, runBuiltIn } from './run-helpers.js';
 
 describe('13 orphaned volume', { skip: needsRoot }, () => {

@@ -10,7 +10,7 @@ import {
 import {
   assertNothingLeft, listed, nodeExpand, POOL, poolTree, sizeFor, snapshot, startDriver, writeUpTo,
 } from './checks.js';
-import { objectIdForName } from '../../src/driver/object-ids.js';
+import { objectIdForName } from '../../src/driver/request/object-ids.js';
 import { LIFECYCLE_FAILPOINTS, registerCrashPoints } from './crash-points.js';
 import { crashSlice } from './crash-slice.js';
 import { registerSnapshotCases, SNAPSHOT_FAILPOINTS } from './snapshot-cases.js';

@@ -13,7 +13,7 @@ import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role'
 import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
 import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
-import { PERMISSIONS } from '../../src/driver/api-permissions.js';
+import { PERMISSIONS } from '../../src/driver/cluster/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseSize } from '../../src/pool/sizes.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
@@ -222,7 +222,7 @@ test('csi-snapshotter runs per node: --node-deployment, NODE_NAME, never leader 
   assert.ok(!(s.args ?? []).some((a) => a.includes('CSIVolumeGroupSnapshot=true')));
   // The driver stops a call's tools at its client's deadline; both sidecars whose calls copy
   // data get the driver's own limit, not less.
-  const { MAX_CALL_MS } = await import('../../src/driver/call-deadline.js');
+  const { MAX_CALL_MS } = await import('../../src/driver/rpc/call-deadline.js');
   for (const name of ['csi-snapshotter', 'csi-provisioner']) {
     assert.equal(flag(container(ds, name), 'timeout'), `${MAX_CALL_MS / 60_000}m`, `${name} --timeout`);
   }
@@ -509,12 +509,12 @@ test('RBAC grants what the sidecars call, read from their sources, and nothing e
   assert.deepEqual(missing, [], 'needed but not granted');
 });
 
-/** The roles of the driver itself, which src/driver/api-permissions.ts defines; the others are the sidecars'. */
+/** The roles of the driver itself, which src/driver/cluster/api-permissions.ts defines; the others are the sidecars'. */
 function isDriverRole(o: K8sObject): boolean {
   return (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'lode-driver';
 }
 
-test('the driver\'s roles grant exactly the requests src/driver/api-permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
+test('the driver\'s roles grant exactly the requests src/driver/cluster/api-permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
   const objects = await rendered();
   const ds = only<IDaemonSet>(objects, 'DaemonSet');
   const expected = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) =>
@@ -531,8 +531,8 @@ test('the driver\'s roles grant exactly the requests src/driver/api-permissions.
 // The resizer sidecar is leader-elected across nodes; it only works for Lode if it takes its
 // "trivial resizer" path, i.e. the driver expands on the node alone (docs/install.md, Expansion).
 test('the driver expands on the node only, as the leader-elected resizer needs', async () => {
-  const { controllerCapabilities } = await import('../../src/driver/controller.js');
-  const { NODE_CAPABILITIES } = await import('../../src/driver/node.js');
+  const { controllerCapabilities } = await import('../../src/driver/controller/service.js');
+  const { NODE_CAPABILITIES } = await import('../../src/driver/node/service.js');
   assert.ok((NODE_CAPABILITIES as readonly string[]).includes('EXPAND_VOLUME'), 'node EXPAND_VOLUME');
   assert.ok(!controllerCapabilities(false).includes('EXPAND_VOLUME'),
     'controller EXPAND_VOLUME makes the resizer call ControllerExpandVolume on whichever node leads, which lacks most volumes');

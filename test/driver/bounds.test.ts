@@ -12,7 +12,7 @@ let vol: { id: string; staging: string; target: string };
 
 /** Every hostile call gets this long before the client gives up: a hang shows as DEADLINE_EXCEEDED, not as a stuck test. */
 const CALL = { timeoutMs: 30_000 };
-/** What the driver promises about status messages (rpc-adapter MAX_DETAILS_BYTES). */
+/** What the driver promises about status messages (rpc/adapter.ts MAX_DETAILS_BYTES). */
 const MAX_DETAILS = 512;
 const huge = (c = 'x') => c.repeat(MiB);
 

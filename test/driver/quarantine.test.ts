@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { objectIdForName } from '../../src/driver/object-ids.js';
+import { objectIdForName } from '../../src/driver/request/object-ids.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { parseExposition, sampleValue } from '../metrics/prom-text.js';
 import {

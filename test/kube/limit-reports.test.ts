@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { REASON_ESCAPABLE, REASON_ESCAPED } from '../../src/driver/limit-reports.js';
+import { REASON_ESCAPABLE, REASON_ESCAPED } from '../../src/driver/cluster/limit-reports.js';
 import { run } from '../../src/sys/exec.js';
 import { dirBtrfsFixture } from '../conformance/fixtures.js';
 import { ApiCluster, until } from '../helpers/api-cluster.js';

@@ -1,7 +1,7 @@
 // Test support: the objects a lost node leaves behind (Node, class, claim, PV, pod, capacity), put straight into the bench's store.
 import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { ObjectStore } from '../../src/bench/api/object-store.js';
-import { OUT_OF_SERVICE_TAINT, PROVISIONER_FINALIZER } from '../../src/driver/node-loss/lost-nodes.js';
+import { OUT_OF_SERVICE_TAINT, PROVISIONER_FINALIZER } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 
 export const DRIVER = 'lode.csi.dev';
 export const TOPOLOGY = `topology.${DRIVER}/node`;

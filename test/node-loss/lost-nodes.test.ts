@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node, V1PersistentVolume } from '@kubernetes/client-node';
-import { lostNodes, pinnedNode, podUsesClaim } from '../../src/driver/node-loss/lost-nodes.js';
+import { lostNodes, pinnedNode, podUsesClaim } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 
 const KEY = 'topology.lode.csi.dev/node';
 

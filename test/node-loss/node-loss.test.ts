@@ -2,7 +2,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { PROVISIONER_FINALIZER } from '../../src/driver/node-loss/lost-nodes.js';
+import { PROVISIONER_FINALIZER } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 import { ApiCluster, until } from '../helpers/api-cluster.js';
 import { addCapacity, addClass, addNode, addWorkload, eventsAbout, NS } from './fixture.js';
 

@@ -1,7 +1,7 @@
 // The reservation book on its own, with a clock the test moves: holds lapse exactly at their time, one per claim, creates and capacity see what they should.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReservationBook } from '../../src/driver/reservations/reservation-book.js';
+import { ReservationBook } from '../../src/driver/cluster/reservations/reservation-book.js';
 
 const none: ReadonlySet<string> = new Set();
 

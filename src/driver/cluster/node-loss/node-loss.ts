@@ -1,0 +1,55 @@
+// Runs the node-loss handler on whichever node's driver holds the Lease, one pass per period, and stops it when leadership ends.
+import type { KubeClient } from '../../../kube/kube-client.js';
+import { LeaseElector } from '../../../kube/leader-election.js';
+import { log } from '../../../util/log.js';
+import { describePassError, NodeLossHandler, type NodeLossIdentity } from './node-loss-handler.js';
+import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js';
+
+export interface RunningNodeLoss {
+  elector: LeaseElector;
+  /** Ends the current pass at its next step, then releases the Lease. */
+  close(): Promise<void>;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: NodeLossOptions): RunningNodeLoss {
+  const closing = new AbortController();
+  let work: Promise<void> = Promise.resolve();
+  const elector = new LeaseElector(kube, {
+    namespace: options.namespace,
+    name: nodeLossLeaseName(id.driverName),
+    identity: id.nodeId,
+    timings: options.timings,
+    onLeading: (stopped) => {
+      const both = AbortSignal.any([stopped, closing.signal]);
+      const handler = new NodeLossHandler(kube, id, options.mode === 'dry-run');
+      work = (async () => {
+        while (!both.aborted) {
+          try {
+            await handler.pass(both);
+          } catch (err) {
+            log('warn', 'node loss: pass failed; the next one starts over', { error: describePassError(err) });
+          }
+          await pause(options.periodMs, both);
+        }
+      })();
+    },
+  });
+  elector.start();
+  log('info', 'node loss: campaigning for the lease', { lease: `${options.namespace}/${nodeLossLeaseName(id.driverName)}`, mode: options.mode, periodMs: options.periodMs });
+  return {
+    elector,
+    close: async () => {
+      closing.abort();
+      await work;
+      await elector.close();
+    },
+  };
+}
