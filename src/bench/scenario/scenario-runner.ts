@@ -63,7 +63,7 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string } }>).some((e) => e.reason === c.reason && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
-      const activity = store.writes + cluster.events.events.length;
+      const activity = store.writes - store.heartbeats + cluster.events.events.length;
       if (activity !== quiet.writes) {
         quiet.writes = activity;
         quiet.since = cluster.clock.now();
@@ -178,10 +178,11 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
-    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [],
+    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
   });
   cluster.runtime.signal = opts.signal;
-  cluster.runtime.paced = scenario.paced ?? false;
+  // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.
+  cluster.runtime.paced = (scenario.paced ?? false) || scenario.sidecars === 'real';
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
   const marks: MarkSnapshot[] = [];
@@ -190,6 +191,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let result: RunResult | undefined;
   try {
     if (scenario.driverApi) await cluster.startDriverApi();
+    await cluster.startRealSidecars();
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
@@ -289,6 +291,9 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
   return {
     scenario: scenario.name,
     provisioning: scenario.provisioning,
+    sidecars: cluster.sidecars,
+    components: cluster.components(),
+    sidecarExits: cluster.sidecarExits,
     seed: cluster.opts.seed,
     pods, claims, volumes, pools, capacities, snapshots,
     events: cluster.events.events,
