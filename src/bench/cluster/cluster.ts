@@ -322,6 +322,28 @@ export class Cluster {
     this.runtime.register(kubelet);
   }
 
+  /**
+   * Real sidecars are up on every node: each node's provisioner has published a capacity object
+   * for every class of the driver (when the CSIDriver asks for capacity). The re-enacted publisher
+   * does so as its node is added; the real one some wall time after it starts, and a pod applied
+   * in between would be turned away for want of capacity, which no run with re-enacted sidecars
+   * shows. A DaemonSet pod is Ready only once its containers are, which is what this stands for.
+   */
+  realSidecarsReady(): boolean {
+    if (this.realSidecars === undefined) return true;
+    const wantsCapacity = this.store.get('CSIDriver', this.driverName)?.spec?.storageCapacity === true;
+    if (!wantsCapacity) return true;
+    // As the publisher: WaitForFirstConsumer classes only (the DaemonSet does not set --capacity-for-immediate-binding).
+    const classes = this.store.list('StorageClass').filter((c) => c.provisioner === this.driverName && c.volumeBindingMode === 'WaitForFirstConsumer').length;
+    const capacities = this.store.list('CSIStorageCapacity');
+    for (const name of this.nodes.keys()) {
+      if (this.lostNodes.has(name)) continue;
+      const mine = capacities.filter((c) => c.metadata?.labels?.['csi.storage.k8s.io/managed-by'] === `external-provisioner-${name}`).length;
+      if (mine < classes) return false;
+    }
+    return true;
+  }
+
   /** Every component of the run: re-enacted ones with the upstream they model, real ones with their binary's version. */
   components(): Component[] {
     const re = (name: string, scope: string, version: string): Component => ({ name, scope, implementation: 'reenacted', version });

@@ -32,6 +32,9 @@ export interface RunOptions {
   onHold?: (cluster: Cluster) => void;
 }
 
+/** How long an apply step waits for newly started real sidecars to be up. */
+const REAL_SIDECARS_READY_MS = 120_000;
+
 /** Running and not being deleted: a Terminating pod keeps its phase, but kubectl shows it as Terminating, not Running. */
 function runningPod(p: V1Pod | undefined): boolean {
   return p?.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
@@ -86,6 +89,10 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
   switch (step.op) {
     case 'apply':
       await cluster.apply(step.objects);
+      // Real sidecars start on wall time: the step ends once they are up (bounded), with the virtual clock standing still.
+      if (!cluster.realSidecarsReady() && await rt.awaitClients(() => cluster.realSidecarsReady(), REAL_SIDECARS_READY_MS) !== 'condition') {
+        throw new Error(`the real sidecars did not publish every node's capacity within ${REAL_SIDECARS_READY_MS / 1000}s of wall time (their logs are in the run's sidecars/ directory; --keep-work-dir keeps them)`);
+      }
       break;
     case 'delete':
       cluster.delete(step.kind, step.name, step.namespace);
