@@ -352,7 +352,8 @@ export class Cluster {
       re('kube-controller-manager', 'cluster', 'models its PV, protection, ephemeral, StatefulSet, GC, node-lifecycle, pod-GC and taint-eviction controllers'),
     ];
     if (this.realSidecars !== undefined) out.push(...this.realSidecars.components());
-    else out.push(re('snapshot-controller', 'cluster', shippedVersion('csi-snapshotter').replace('csi-snapshotter', 'external-snapshotter')));
+    // Not in the DaemonSet: the release of its csi-snapshotter image, whose common controller it models.
+    else out.push(re('snapshot-controller', 'cluster', shippedVersion('csi-snapshotter').replace(/^models csi-snapshotter:(\S+) .*$/, 'models the snapshot-controller of external-snapshotter $1, the release of the DaemonSet\'s csi-snapshotter')));
     if (this.mode === 'central') out.push(re('csi-provisioner', 'cluster', shippedVersion('csi-provisioner')));
     for (const n of this.nodes.values()) {
       if (this.realSidecars === undefined) {
