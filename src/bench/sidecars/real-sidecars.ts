@@ -30,6 +30,8 @@ export class RealSidecars {
   private bins: Record<Binary, string> | undefined;
   private readonly versions = new Map<Binary, string>();
   private readonly perNode = new Map<string, SidecarProcess[]>();
+  /** Which binary each process runs, for the report. */
+  private readonly binaryOf = new Map<SidecarProcess, Binary>();
   private controller: SidecarProcess | undefined;
   private readonly logDir: string;
 
@@ -57,6 +59,7 @@ export class RealSidecars {
       name, binary: this.bin(binary), args: [...api, ...args], env,
       logFile: join(this.logDir, `${scope}-${binary}.log`), ...(hostname !== undefined ? { hostname } : {}),
     }, (s, how) => this.opts.onExit?.(s.spec.name, how));
+    this.binaryOf.set(p, binary);
     p.start();
     return p;
   }
@@ -113,7 +116,7 @@ export class RealSidecars {
     const out: Component[] = [];
     if (this.controller) out.push(row(this.controller, 'snapshot-controller', 'cluster'));
     for (const [node, ps] of this.perNode) {
-      for (const p of ps) out.push(row(p, REAL_BINARIES.find((b) => p.spec.name === `${b}/${node}`) ?? 'csi-provisioner', node));
+      for (const p of ps) out.push(row(p, this.binaryOf.get(p)!, node));
     }
     return out;
   }
