@@ -30,6 +30,9 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
                     the cluster), overriding the scenario
   --driver-api B    on or off: give every driver a kubeconfig for the run's own API (its API features,
                     e.g. pod reservations, then work), overriding the scenario's driverApi
+  --sidecars S     reenacted (the bench's own csi-provisioner, csi-snapshotter, snapshot-controller and
+                    registrar, the default) or real (the kubernetes-csi binaries from ../shared/tools/csi, or
+                    LODE_CSI_TOOLS, per node with the DaemonSet's flags; the run is paced), overriding the scenario
   --work-dir DIR    where node pools, sockets and kubelet dirs go (default ${DEFAULT_WORK_ROOT}); a fresh
                     run-* directory is made inside it and removed at the end
   --json FILE       write the results as JSON to FILE ("-" = stdout, and no other output)
@@ -83,7 +86,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: argv,
       options: {
-        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'driver-api': { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
+        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'driver-api': { type: 'string' }, sidecars: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
         events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, api: { type: 'string' }, kubeconfig: { type: 'string' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -130,6 +133,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     return 2;
   }
   const driverApi = driverApiFlag === undefined ? undefined : driverApiFlag === 'on';
+  const sidecars = values.sidecars;
+  if (sidecars !== undefined && sidecars !== 'real' && sidecars !== 'reenacted') {
+    process.stderr.write(`lode bench: --sidecars must be real or reenacted\n`);
+    return 2;
+  }
   const jsonToStdout = values.json === '-';
   const eventsMode = values.events ?? 'live';
   if (!['live', 'folded', 'none'].includes(eventsMode)) {
@@ -197,11 +205,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
   try {
     for (const name of names) {
       const unmodelled = new UnmodelledFields();
-      const scenario = loadScenario(scenarioPath(name), unmodelled, { ...(seed !== undefined ? { seed } : {}), ...(provisioning !== undefined ? { provisioning } : {}), ...(driverApi !== undefined ? { driverApi } : {}) });
+      const scenario = loadScenario(scenarioPath(name), unmodelled, { ...(seed !== undefined ? { seed } : {}), ...(provisioning !== undefined ? { provisioning } : {}), ...(driverApi !== undefined ? { driverApi } : {}), ...(sidecars !== undefined ? { sidecars } : {}) });
       mkdirSync(workRoot, { recursive: true });
       const workDir = join(workRoot, `run-${process.pid}-${results.length}`);
       const progress = new Progress(process.stderr, process.stderr.isTTY === true && !jsonToStdout);
-      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning${scenario.driverApi ? ', drivers with API access' : ''}) ===`);
+      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning${scenario.driverApi ? ', drivers with API access' : ''}${scenario.sidecars === 'real' ? ', real kubernetes-csi sidecars, paced' : ''}) ===`);
       if (scenario.description) say(scenario.description);
       if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
       holding = values.hold === true ? new AbortController() : undefined;

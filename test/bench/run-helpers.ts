@@ -16,7 +16,7 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
 
 /** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
-export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central' } = {}, onCluster?: RunOptions['onCluster']): Promise<RunResult> {
+export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central'; sidecars?: 'real' | 'reenacted' } = {}, onCluster?: RunOptions['onCluster']): Promise<RunResult> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   const workDir = join(root, 'run');
   const unmodelled = new UnmodelledFields();

@@ -24,7 +24,7 @@ export interface ModelledKindMap {
 export type StoredOnlyKind =
   | 'Namespace' | 'Service' | 'Endpoints' | 'ConfigMap' | 'Secret' | 'ServiceAccount' | 'LimitRange' | 'ResourceQuota'
   | 'Event' | 'Lease' | 'NetworkPolicy' | 'Ingress' | 'IngressClass' | 'PodDisruptionBudget' | 'Role' | 'RoleBinding'
-  | 'ClusterRole' | 'ClusterRoleBinding' | 'HorizontalPodAutoscaler' | 'PriorityClass';
+  | 'ClusterRole' | 'ClusterRoleBinding' | 'HorizontalPodAutoscaler' | 'PriorityClass' | 'CSINode';
 
 /** An object of a kind no controller reads: only its metadata has a known shape. */
 export interface StoredObject {

@@ -49,6 +49,11 @@ export class ObjectStore {
   private nameCounter = 0;
   /** Writes so far: the runtime uses it to tell whether anything changed. */
   writes = 0;
+  /**
+   * Of those, writes to Leases: leader-election heartbeats (a real csi-resizer renews its Lease
+   * every few seconds) that say nothing about the cluster's state, so "settled" leaves them out.
+   */
+  heartbeats = 0;
 
   constructor(private readonly clock: VirtualClock, private readonly uidPrefix = 'b') {}
 
@@ -69,6 +74,7 @@ export class ObjectStore {
 
   private notify<K extends Kind>(kind: K, type: WatchType, object: KindMap[K], old: KindMap[K] | undefined): void {
     this.writes++;
+    if (kind === 'Lease') this.heartbeats++;
     const handlers = this.watchers.get(kind) ?? [];
     if (handlers.length === 0) return;
     // One copy shared by every watcher (as informers share their cache): watchers only read it.

@@ -65,6 +65,8 @@ const STORED_ENTRIES: Record<StoredOnlyKind, Entry> = {
   ClusterRoleBinding: ['rbac.authorization.k8s.io/v1', 'clusterrolebindings', false, [], false],
   HorizontalPodAutoscaler: ['autoscaling/v2', 'horizontalpodautoscalers', true, ['hpa'], true, { categories: ['all'] }],
   PriorityClass: ['scheduling.k8s.io/v1', 'priorityclasses', false, ['pc'], false],
+  // Written by each node's kubelet when a CSI driver registers; read by csi-provisioner --strict-topology for the topology keys.
+  CSINode: ['storage.k8s.io/v1', 'csinodes', false, [], false],
 };
 
 function build(kind: Kind, e: Entry, modelled: boolean): ResourceType {

@@ -56,6 +56,9 @@ function checkType(r: ResourceType, o: Obj): void {
 }
 
 function record(b: WriteBackend, t: WriteTarget, verb: string, o: AnyObject): void {
+  // A leader's Lease renewal every few seconds is a heartbeat, not a change: logging each would
+  // bury the run's events and keep a `settled` wait from ever seeing quiet. Taking a Lease is logged.
+  if (t.r.kind === 'Lease' && verb !== 'create' && verb !== 'delete') return;
   const what = `${t.r.plural}${t.subresource ? `/${t.subresource}` : ''}`;
   b.events.record(`api/${t.client}`, { kind: t.r.kind, metadata: { name: o.metadata?.name ?? '', ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}) } }, 'Normal', 'ApiWrite', `${verb} ${what} ${objectKey(o)} by ${t.client}${verb === 'create' && t.r.kind === 'Event' ? eventSummary(o) : ''}`);
 }

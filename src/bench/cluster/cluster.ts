@@ -51,6 +51,10 @@ import { parseQuantity } from '../api/quantity.js';
 import { withKubeletConditions } from '../api/node-status.js';
 import { ApiServer } from '../apiserver/server.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
+import { RealSidecars } from '../sidecars/real-sidecars.js';
+import { daemonSetIdentity } from '../sidecars/daemonset-args.js';
+import { shippedVersion, type Component, type SidecarsMode } from '../sidecars/components.js';
+import { registerPlugin, waitForSocket } from '../sidecars/plugin-registration.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
 export type ProvisioningMode = 'distributed' | 'central';
@@ -71,7 +75,16 @@ export interface ClusterOptions {
   driverFlags?: readonly string[];
   /** Told about each teardown action and problem. */
   log?: (line: string) => void;
+  /**
+   * `real`: per node the real csi-provisioner, csi-snapshotter, csi-resizer and
+   * node-driver-registrar, and one real snapshot-controller, in place of the re-enacted ones
+   * (startRealSidecars must be awaited before the first Node is applied).
+   */
+  sidecars?: SidecarsMode;
 }
+
+/** The uid of the DaemonSet that owns each node's sidecar Pod: not served, only named in ownerReferences. */
+const DAEMONSET_UID = '6b1d4a7e-0000-4000-8000-00000000da75';
 
 /** Everything that runs for one node. */
 export interface SimNode {
@@ -123,6 +136,12 @@ export class Cluster {
   private readonly driverStarts = new DriverStarts();
   /** The API the drivers reach (driverApi), and the kubeconfig in the work dir that names it. */
   private driverApi: { server: ApiServer; kubeconfig: string } | undefined;
+  /** Whether the drivers get the API's kubeconfig (driverApi), rather than only the real sidecars. */
+  private apiForDrivers = false;
+  readonly sidecars: SidecarsMode;
+  private realSidecars: RealSidecars | undefined;
+  /** Unexpected exits of real sidecar processes (each was started again). */
+  readonly sidecarExits: string[] = [];
 
   constructor(readonly opts: ClusterOptions) {
     this.store = new ObjectStore(this.clock);
@@ -150,12 +169,15 @@ export class Cluster {
     this.runtime.register(new ProtectionController(this.as(protectionPolicy)));
     this.runtime.register(new GarbageCollector(this.as(garbageCollectorPolicy)));
     this.runtime.register(new StatefulSetController(this.as(statefulSetPolicy)));
-    this.runtime.register(new SnapshotController(this.as(snapshotControllerPolicy)));
+    this.sidecars = opts.sidecars ?? 'reenacted';
+    // With real sidecars the real snapshot-controller does this work.
+    if (this.sidecars === 'reenacted') this.runtime.register(new SnapshotController(this.as(snapshotControllerPolicy)));
     this.nodeLifecycle = new NodeLifecycle(this.as(nodeLifecyclePolicy));
     this.runtime.register(this.nodeLifecycle);
     this.runtime.register(new TaintEviction(this.as(taintEvictionPolicy)));
     this.runtime.register(new PodGc(this.as(podGcPolicy)));
     this.mode = opts.provisioning ?? 'distributed';
+    if (this.sidecars === 'real' && this.mode === 'central') throw new Error('sidecars: real runs csi-provisioner per node as the DaemonSet does (--node-deployment); it needs provisioning: distributed');
     this.router = new CentralRouter(this.metrics);
     if (this.mode === 'central') {
       this.requests.informer(provisionerClient(undefined), INFORMERS.provisionerCentral, now);
@@ -173,7 +195,8 @@ export class Cluster {
       capacity.start();
     }
     // The last virtual instant anything changed: when the cluster settled.
-    for (const kind of KINDS) this.store.watch(kind, () => { this.lastActivityMs = this.clock.now(); });
+    // Lease renewals (leader-election heartbeats) are no change of the cluster's state.
+    for (const kind of KINDS) if (kind !== 'Lease') this.store.watch(kind, () => { this.lastActivityMs = this.clock.now(); });
     // However a Node goes (a step, a client's DELETE through the API), the machine behind it is gone.
     this.store.watch('Node', (e) => { if (e.type === 'DELETED') this.loseNode(e.object.metadata?.name ?? '', 'deleted'); });
     this.events.onEvent((e) => { if (e.reason !== 'Mark') this.lastActivityMs = this.clock.now(); });
@@ -223,6 +246,12 @@ export class Cluster {
    * the run stays as deterministic as without it.
    */
   async startDriverApi(): Promise<string> {
+    this.apiForDrivers = true;
+    return this.startApi();
+  }
+
+  /** The run's own API on loopback and its kubeconfig in the work dir (for drivers with API access and for real sidecars). */
+  private async startApi(): Promise<string> {
     if (this.driverApi !== undefined) return this.driverApi.kubeconfig;
     const server = new ApiServer({ host: '127.0.0.1', port: 0 });
     const url = await server.start();
@@ -233,10 +262,114 @@ export class Cluster {
     return kubeconfig;
   }
 
+  /**
+   * For `sidecars: real`: finds the binaries (a MissingToolError names what is missing),
+   * serves the API they talk to, and starts the cluster's snapshot-controller. Each node's
+   * sidecars start as its Node is applied.
+   */
+  async startRealSidecars(): Promise<void> {
+    if (this.sidecars !== 'real' || this.realSidecars !== undefined) return;
+    const kubeconfig = await this.startApi();
+    const real = new RealSidecars({
+      workDir: this.opts.workDir, kubeconfig, namespace: daemonSetIdentity().namespace, driverName: this.driverName,
+      onExit: (name, how) => { this.sidecarExits.push(`${name} ${how}`); this.log(`${name} ${how}; restarting`); },
+    });
+    this.realSidecars = real;
+    await real.prepare();
+    real.startController();
+  }
+
+  /**
+   * A node with the real sidecars, in the order a node joining a cluster sees: the DaemonSet's
+   * Pod, its containers, then kubelet's plugin watcher finds the registrar's socket and
+   * registers the driver: GetInfo, NodeGetInfo on the driver, the Node's topology labels and
+   * the CSINode (the topology keys the provisioner's --strict-topology reads), then
+   * NotifyRegistrationStatus.
+   */
+  private async addRealNode(node: V1Node, driver: NodeDriver, kubeletCtx: BenchContext, kubelet: Kubelet, real: RealSidecars): Promise<void> {
+    const name = node.metadata?.name ?? '';
+    // Known from here on, so a failure below still tears its driver down.
+    const entry: SimNode = { name, driver, topology: {}, kubelet };
+    this.nodes.set(name, entry);
+    const ds = daemonSetIdentity();
+    const pod = `${ds.name}-${name}`;
+    const caps = await driver.client.controllerGetCapabilities({});
+    const snapshots = (caps.capabilities ?? []).some((c) => c.rpc?.type === 'CREATE_DELETE_SNAPSHOT');
+    // The provisioner's owner lookup (--capacity-ownerref-level=1) reads this Pod as it starts.
+    this.kubectl.create('Pod', {
+      metadata: {
+        name: pod, namespace: ds.namespace, labels: { 'app.kubernetes.io/name': 'lode', 'app.kubernetes.io/component': 'node' },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.name, uid: DAEMONSET_UID, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: { nodeName: name, containers: [{ name: 'lode', image: 'lode' }] },
+    });
+    const nodeDir = join(this.opts.workDir, 'nodes', name);
+    const started = real.startNode(name, driver.socketPath, nodeDir, pod, snapshots);
+    await waitForSocket(started.registrationSocket, () => started.registrar.running || started.registrar.restarts < 3);
+    await registerPlugin(started.registrationSocket, async (info) => {
+      if (info.name !== this.driverName) throw new Error(`the registrar names driver "${info.name}", not ${this.driverName}`);
+      const ni = await driver.client.nodeGetInfo({});
+      const topology = { ...(ni.accessible_topology?.segments ?? {}) };
+      entry.topology = topology;
+      node.metadata!.labels = { ...node.metadata!.labels, ...topology };
+      const created = kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
+      kubeletCtx.store.create('CSINode', {
+        apiVersion: 'storage.k8s.io/v1', kind: 'CSINode',
+        metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name, uid: created.metadata?.uid ?? '' }] },
+        spec: { drivers: [{ name: this.driverName, nodeID: ni.node_id ?? name, topologyKeys: Object.keys(topology).sort() }] },
+      });
+    });
+    this.runtime.register(kubelet);
+  }
+
+  /**
+   * Real sidecars are up on every node: each node's provisioner has published a capacity object
+   * for every class of the driver (when the CSIDriver asks for capacity). The re-enacted publisher
+   * does so as its node is added; the real one some wall time after it starts, and a pod applied
+   * in between would be turned away for want of capacity, which no run with re-enacted sidecars
+   * shows. A DaemonSet pod is Ready only once its containers are, which is what this stands for.
+   */
+  realSidecarsReady(): boolean {
+    if (this.realSidecars === undefined) return true;
+    const wantsCapacity = this.store.get('CSIDriver', this.driverName)?.spec?.storageCapacity === true;
+    if (!wantsCapacity) return true;
+    // As the publisher: WaitForFirstConsumer classes only (the DaemonSet does not set --capacity-for-immediate-binding).
+    const classes = this.store.list('StorageClass').filter((c) => c.provisioner === this.driverName && c.volumeBindingMode === 'WaitForFirstConsumer').length;
+    const capacities = this.store.list('CSIStorageCapacity');
+    for (const name of this.nodes.keys()) {
+      if (this.lostNodes.has(name)) continue;
+      const mine = capacities.filter((c) => c.metadata?.labels?.['csi.storage.k8s.io/managed-by'] === `external-provisioner-${name}`).length;
+      if (mine < classes) return false;
+    }
+    return true;
+  }
+
+  /** Every component of the run: re-enacted ones with the upstream they model, real ones with their binary's version. */
+  components(): Component[] {
+    const re = (name: string, scope: string, version: string): Component => ({ name, scope, implementation: 'reenacted', version });
+    const out: Component[] = [
+      re('kube-scheduler', 'cluster', 'models kube-scheduler (VolumeBinding, capacity tracking)'),
+      re('kube-controller-manager', 'cluster', 'models its PV, protection, ephemeral, StatefulSet, GC, node-lifecycle, pod-GC and taint-eviction controllers'),
+    ];
+    if (this.realSidecars !== undefined) out.push(...this.realSidecars.components());
+    // Not in the DaemonSet: the release of its csi-snapshotter image, whose common controller it models.
+    else out.push(re('snapshot-controller', 'cluster', shippedVersion('csi-snapshotter').replace(/^models csi-snapshotter:(\S+) .*$/, 'models the snapshot-controller of external-snapshotter $1, the release of the DaemonSet\'s csi-snapshotter')));
+    if (this.mode === 'central') out.push(re('csi-provisioner', 'cluster', shippedVersion('csi-provisioner')));
+    for (const n of this.nodes.values()) {
+      if (this.realSidecars === undefined) {
+        if (n.provisioner) out.push(re('csi-provisioner', n.name, shippedVersion('csi-provisioner')));
+        if (n.snapshotter) out.push(re('csi-snapshotter', n.name, shippedVersion('csi-snapshotter')));
+        out.push(re('node-driver-registrar', n.name, 'models kubelet plugin registration (Node topology labels)'));
+      }
+      out.push(re('kubelet', n.name, 'models kubelet\'s volume manager and pod status'));
+    }
+    return out;
+  }
+
   private newDriver(name: string, poolsAnnotation: string): NodeDriver {
     return new NodeDriver({
       nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation),
-      ...(this.driverApi !== undefined ? { kubeconfig: this.driverApi.kubeconfig } : {}),
+      ...(this.driverApi !== undefined && this.apiForDrivers ? { kubeconfig: this.driverApi.kubeconfig } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
     });
   }
@@ -285,6 +418,10 @@ export class Cluster {
     const kubeletCtx = this.startKubeletClient(name);
     const kubelet = new Kubelet(kubeletCtx, driver);
     if (ahead === undefined) await driver.start();
+    if (this.realSidecars !== undefined) {
+      await this.addRealNode(node, driver, kubeletCtx, kubelet, this.realSidecars);
+      return;
+    }
     if (this.mode === 'central') {
       const info = await driver.client.nodeGetInfo({});
       const topology = { ...(info.accessible_topology?.segments ?? {}) };
@@ -388,6 +525,8 @@ export class Cluster {
     if (plain !== undefined) this.runtime.unregister(plain);
     if (n === undefined) return;
     for (const c of [n.provisioner, n.capacity, n.snapshotter, n.kubelet]) if (c !== undefined) this.runtime.unregister(c);
+    // Its real sidecars go with the machine.
+    if (this.realSidecars !== undefined) this.driverKills.push(this.realSidecars.stopNode(name));
     n.driver.withoutApi();
     this.driverKills.push(n.driver.kill());
   }
@@ -436,6 +575,8 @@ export class Cluster {
     // Client writes from here on would land in a cluster that is being taken apart.
     this.runtime.external.close('the bench run is over');
     const problems: string[] = [];
+    // Real sidecars first: none may act on a cluster being taken apart (SIGTERM, then SIGKILL; all reaped).
+    if (this.realSidecars !== undefined) await this.realSidecars.stopAll();
     await Promise.all(this.driverKills);
     // Drivers started ahead for Nodes an earlier failure kept from being added: no volumes yet, just stop them.
     for (const d of await this.driverStarts.leftovers()) {
@@ -546,6 +687,7 @@ export class Cluster {
 
   /** Stops drivers at once (second Ctrl-C): SIGKILL, then sweep. */
   async emergencyStop(): Promise<void> {
+    await this.realSidecars?.stopAll(true).catch(() => undefined);
     for (const n of this.nodes.values()) await n.driver.kill().catch(() => undefined);
     await sweep(this.opts.workDir).catch(() => undefined);
   }

@@ -1,4 +1,5 @@
 // What a finished run reports: the final cluster state, the event log and the metrics, as plain data (also the --json shape).
+import type { Component, SidecarsMode } from '../sidecars/components.js';
 import type { BenchEvent } from '../api/event-log.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
 import { totals, type RequestCount, type RequestTotals } from '../api/request-counts.js';
@@ -99,6 +100,12 @@ export interface MarkSnapshot {
 export interface RunResult {
   scenario: string;
   provisioning: ProvisioningMode;
+  /** The bench's re-enacted sidecars, or the real kubernetes-csi binaries. */
+  sidecars: SidecarsMode;
+  /** Every component, re-enacted or a real binary, and its version (or the upstream it models). */
+  components: Component[];
+  /** Real sidecar processes that exited unexpectedly and were started again. */
+  sidecarExits: string[];
   seed: number;
   pods: PodRow[];
   claims: ClaimRow[];

@@ -1,4 +1,5 @@
 // Scenario files: which manifests to load and the ordered steps to run, parsed and checked before anything starts.
+import type { SidecarsMode } from '../sidecars/components.js';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -56,6 +57,8 @@ export interface Scenario {
   driverApi?: boolean;
   /** Flags appended to every driver's command line (`driverFlags`). */
   driverFlags?: string[];
+  /** `real`: the real kubernetes-csi sidecars in place of the re-enacted ones (`sidecars`); such a run is paced. */
+  sidecars?: SidecarsMode;
   steps: Step[];
 }
 
@@ -76,7 +79,7 @@ function strings(v: unknown, where: string): string[] {
 }
 
 /** Reads a scenario file; manifests it names are resolved relative to it and loaded now, so errors come before any driver starts. */
-export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: ProvisioningMode; driverApi?: boolean } = {}): Scenario {
+export function loadScenario(file: string, unmodelled?: UnmodelledFields, overrides: { seed?: number; provisioning?: ProvisioningMode; driverApi?: boolean; sidecars?: SidecarsMode } = {}): Scenario {
   const path = resolve(file);
   const dir = dirname(path);
   let doc: unknown;
@@ -97,12 +100,16 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   if (provisioning !== 'distributed' && provisioning !== 'central') throw new ManifestError(`${path}: provisioning: must be distributed or central, not ${JSON.stringify(provisioning)}`);
   const driverApi = overrides.driverApi ?? doc.driverApi ?? false;
   if (typeof driverApi !== 'boolean') throw new ManifestError(`${path}: driverApi: must be true or false, not ${JSON.stringify(driverApi)}`);
+  const sidecars = overrides.sidecars ?? doc.sidecars ?? 'reenacted';
+  if (sidecars !== 'reenacted' && sidecars !== 'real') throw new ManifestError(`${path}: sidecars: must be reenacted or real, not ${JSON.stringify(sidecars)}`);
+  if (sidecars === 'real' && provisioning === 'central') throw new ManifestError(`${path}: sidecars: real runs csi-provisioner on every node (--node-deployment), as the DaemonSet does; it needs provisioning: distributed`);
   const driverFlags = doc.driverFlags === undefined ? [] : strings(doc.driverFlags, `${path}: driverFlags`);
   return {
     name,
     provisioning,
     driverApi,
     driverFlags,
+    sidecars,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),

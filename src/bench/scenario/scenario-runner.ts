@@ -32,6 +32,9 @@ export interface RunOptions {
   onHold?: (cluster: Cluster) => void;
 }
 
+/** How long an apply step waits for newly started real sidecars to be up. */
+const REAL_SIDECARS_READY_MS = 120_000;
+
 /** Running and not being deleted: a Terminating pod keeps its phase, but kubectl shows it as Terminating, not Running. */
 function runningPod(p: V1Pod | undefined): boolean {
   return p?.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
@@ -63,7 +66,7 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string } }>).some((e) => e.reason === c.reason && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
-      const activity = store.writes + cluster.events.events.length;
+      const activity = store.writes - store.heartbeats + cluster.events.events.length;
       if (activity !== quiet.writes) {
         quiet.writes = activity;
         quiet.since = cluster.clock.now();
@@ -86,6 +89,10 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
   switch (step.op) {
     case 'apply':
       await cluster.apply(step.objects);
+      // Real sidecars start on wall time: the step ends once they are up (bounded), with the virtual clock standing still.
+      if (!cluster.realSidecarsReady() && await rt.awaitClients(() => cluster.realSidecarsReady(), REAL_SIDECARS_READY_MS) !== 'condition') {
+        throw new Error(`the real sidecars did not publish every node's capacity within ${REAL_SIDECARS_READY_MS / 1000}s of wall time (their logs are in the run's sidecars/ directory; --keep-work-dir keeps them)`);
+      }
       break;
     case 'delete':
       cluster.delete(step.kind, step.name, step.namespace);
@@ -178,10 +185,11 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
-    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [],
+    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
   });
   cluster.runtime.signal = opts.signal;
-  cluster.runtime.paced = scenario.paced ?? false;
+  // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.
+  cluster.runtime.paced = (scenario.paced ?? false) || scenario.sidecars === 'real';
   opts.onCluster?.(cluster);
   const waits: WaitOutcome[] = [];
   const marks: MarkSnapshot[] = [];
@@ -190,6 +198,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let result: RunResult | undefined;
   try {
     if (scenario.driverApi) await cluster.startDriverApi();
+    await cluster.startRealSidecars();
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');
       opts.onStep?.(i, step, cluster);
@@ -289,6 +298,9 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
   return {
     scenario: scenario.name,
     provisioning: scenario.provisioning,
+    sidecars: cluster.sidecars,
+    components: cluster.components(),
+    sidecarExits: cluster.sidecarExits,
     seed: cluster.opts.seed,
     pods, claims, volumes, pools, capacities, snapshots,
     events: cluster.events.events,

@@ -45,6 +45,18 @@ describe('JSON patch (RFC 6902)', () => {
     assert.throws(() => jsonPatch(pod(), [{ op: 'test', path: '/metadata/name', value: 'other' }]), PatchApplyError);
     assert.throws(() => jsonPatch(pod(), [{ op: 'remove', path: '/spec/nothing/here' }]), PatchApplyError);
   });
+
+  it('replaces a member missing from an existing object as the API server does (the real snapshot-controller sets a default class so), but not a missing parent or array index', () => {
+    const out = jsonPatch(pod(), [{ op: 'replace', path: '/spec/volumeSnapshotClassName', value: 'lode-snapshots' }]) as { spec: { volumeSnapshotClassName?: string; containers: unknown[] } };
+    assert.equal(out.spec.volumeSnapshotClassName, 'lode-snapshots');
+    assert.equal(out.spec.containers.length, 2, 'the rest of spec stays');
+    assert.throws(() => jsonPatch(pod(), [{ op: 'replace', path: '/spec/nothing/here', value: 1 }]), PatchApplyError);
+    assert.throws(() => jsonPatch(pod(), [{ op: 'replace', path: '/spec/containers/9', value: {} }]), PatchApplyError);
+    // Atomic: a later operation that fails leaves nothing of the earlier ones.
+    const before = pod();
+    assert.throws(() => jsonPatch(before, [{ op: 'replace', path: '/spec/x', value: 1 }, { op: 'test', path: '/metadata/name', value: 'other' }]), PatchApplyError);
+    assert.equal((before as { spec: { x?: number } }).spec.x, undefined);
+  });
 });
 
 describe('strategic merge patch', () => {

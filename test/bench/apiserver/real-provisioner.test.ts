@@ -6,7 +6,7 @@ import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, 
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, StorageV1Api, type V1CSIStorageCapacity } from '@kubernetes/client-node';
-import { parse as parseYaml } from 'yaml';
+import { daemonSetArgs as sharedDaemonSetArgs } from '../../../src/bench/sidecars/daemonset-args.js';
 import { needsRoot } from '../run-helpers.js';
 import { csiTool } from '../../helpers/csi-tools.js';
 import { parseQuantity } from '../../../src/bench/api/quantity.js';
@@ -14,25 +14,19 @@ import { parseQuantity } from '../../../src/bench/api/quantity.js';
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 const SCENARIO = path.join(REPO, 'test/bench/fixtures/real-sidecars/scenario.yaml');
-const DAEMONSET = path.join(REPO, 'deploy/base/daemonset.yaml');
 const NODE = 'worker-a';
 const NAMESPACE = 'lode-system';
 const POD = `lode-node-${NODE}`;
 const DAEMONSET_UID = '6b1d4a7e-0000-4000-8000-000000000001';
 const MANAGED_BY = `csi.storage.k8s.io/managed-by=external-provisioner-${NODE}`;
 
-interface Container { name: string; args?: string[] }
-
 /**
- * A container's flags from deploy/base/daemonset.yaml, so the test runs what the DaemonSet
- * runs: the socket path is this run's, $(NAMESPACE) is expanded as kubelet expands it, and
- * -v=5 logs enough to read a failure.
+ * A container's flags from deploy/base/daemonset.yaml (the code `lode bench --sidecars real`
+ * uses), so the test runs what the DaemonSet runs: the socket path is this run's, $(NAMESPACE)
+ * is expanded as kubelet expands it, and -v=5 logs enough to read a failure.
  */
 function daemonSetArgs(container: string, socket: string): string[] {
-  const ds = parseYaml(readFileSync(DAEMONSET, 'utf8')) as { spec: { template: { spec: { containers: Container[] } } } };
-  const c = ds.spec.template.spec.containers.find((x) => x.name === container);
-  assert.ok(c?.args, `the DaemonSet has a ${container} container with args`);
-  return c.args.map((a) => (a.startsWith('--csi-address=') ? `--csi-address=${socket}` : a.startsWith('--v=') ? '--v=5' : a.replace('$(NAMESPACE)', NAMESPACE)));
+  return sharedDaemonSetArgs(container, { socket, namespace: NAMESPACE, verbosity: 5 });
 }
 
 /** Polls until `check` returns a value (the provisioner and the bench run on their own; nothing here is timed). */

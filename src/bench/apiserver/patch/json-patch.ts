@@ -20,10 +20,36 @@ function operations(patch: unknown): Operation[] {
   return patch as Operation[];
 }
 
+/** The member a pointer names in an object that exists, when that member is missing ("/spec/x" in a spec without x). */
+function missingObjectMember(doc: Json, path: string): boolean {
+  const i = path.lastIndexOf('/');
+  if (i < 0) return false;
+  const key = path.slice(i + 1).replaceAll('~1', '/').replaceAll('~0', '~');
+  let parent: unknown;
+  try {
+    parent = path.slice(0, i) === '' ? doc : fjp.getValueByPointer(doc, path.slice(0, i));
+  } catch {
+    return false;
+  }
+  return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && !Object.prototype.hasOwnProperty.call(parent, key);
+}
+
+/**
+ * Applies the operations in order. One leniency of the API server's own JSON patch library
+ * (evanphx/json-patch v4, which k8s.io/apiserver applies patches with): `replace` of a member
+ * missing from an object that exists sets it, as `add` would, where RFC 6902 refuses. Clients
+ * rely on it: the real snapshot-controller sets a VolumeSnapshot's default class with
+ * `replace /spec/volumeSnapshotClassName` on a snapshot that names none.
+ */
 export function jsonPatch(target: Json, patch: unknown): Json {
   const ops = operations(patch);
   try {
-    return fjp.applyPatch(structuredClone(target), ops, true, true, true).newDocument as Json;
+    let doc = structuredClone(target);
+    for (const op of ops) {
+      const eff = op.op === 'replace' && missingObjectMember(doc, op.path) ? { ...op, op: 'add' as const } : op;
+      doc = fjp.applyOperation(doc, eff, true, true, true).newDocument as Json;
+    }
+    return doc;
   } catch (err) {
     const e = err as { name?: string; message?: string; operation?: { op?: string; path?: string } };
     const what = e.operation ? `${e.operation.op} ${e.operation.path}: ` : '';

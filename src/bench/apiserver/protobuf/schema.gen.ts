@@ -36,7 +36,8 @@ export const KIND_MESSAGES: Readonly<Record<string, string>> = {
  "rbac.authorization.k8s.io/v1/ClusterRole": "k8s.io.api.rbac.v1.ClusterRole",
  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "k8s.io.api.rbac.v1.ClusterRoleBinding",
  "autoscaling/v2/HorizontalPodAutoscaler": "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
- "scheduling.k8s.io/v1/PriorityClass": "k8s.io.api.scheduling.v1.PriorityClass"
+ "scheduling.k8s.io/v1/PriorityClass": "k8s.io.api.scheduling.v1.PriorityClass",
+ "storage.k8s.io/v1/CSINode": "k8s.io.api.storage.v1.CSINode"
 };
 
 /** message -> field name -> spec. */
@@ -332,11 +333,16 @@ export const MESSAGES: Readonly<Record<string, Readonly<Record<string, FieldSpec
  "k8s.io.api.storage.v1.CSIDriver": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"],"spec":[2,"k8s.io.api.storage.v1.CSIDriverSpec"]},
  "k8s.io.api.storage.v1.CSIDriverList": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta"],"items":[2,"k8s.io.api.storage.v1.CSIDriver","r"]},
  "k8s.io.api.storage.v1.CSIDriverSpec": {"attachRequired":[1,"bool","p"],"podInfoOnMount":[2,"bool","p"],"volumeLifecycleModes":[3,"string","r"],"storageCapacity":[4,"bool","p"],"fsGroupPolicy":[5,"string","p"],"tokenRequests":[6,"k8s.io.api.storage.v1.TokenRequest","r"],"requiresRepublish":[7,"bool","p"],"seLinuxMount":[8,"bool","p"]},
+ "k8s.io.api.storage.v1.CSINode": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"],"spec":[2,"k8s.io.api.storage.v1.CSINodeSpec"]},
+ "k8s.io.api.storage.v1.CSINodeDriver": {"name":[1,"string"],"nodeID":[2,"string"],"topologyKeys":[3,"string","r"],"allocatable":[4,"k8s.io.api.storage.v1.VolumeNodeResources","p"]},
+ "k8s.io.api.storage.v1.CSINodeList": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta"],"items":[2,"k8s.io.api.storage.v1.CSINode","r"]},
+ "k8s.io.api.storage.v1.CSINodeSpec": {"drivers":[1,"k8s.io.api.storage.v1.CSINodeDriver","r"]},
  "k8s.io.api.storage.v1.CSIStorageCapacity": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"],"nodeTopology":[2,"k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector","p"],"storageClassName":[3,"string"],"capacity":[4,"k8s.io.apimachinery.pkg.api.resource.Quantity","p"],"maximumVolumeSize":[5,"k8s.io.apimachinery.pkg.api.resource.Quantity","p"]},
  "k8s.io.api.storage.v1.CSIStorageCapacityList": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta"],"items":[2,"k8s.io.api.storage.v1.CSIStorageCapacity","r"]},
  "k8s.io.api.storage.v1.StorageClass": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta"],"provisioner":[2,"string"],"parameters":[3,"string","m","string"],"reclaimPolicy":[4,"string","p"],"mountOptions":[5,"string","r"],"allowVolumeExpansion":[6,"bool","p"],"volumeBindingMode":[7,"string","p"],"allowedTopologies":[8,"k8s.io.api.core.v1.TopologySelectorTerm","r"]},
  "k8s.io.api.storage.v1.StorageClassList": {"metadata":[1,"k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta"],"items":[2,"k8s.io.api.storage.v1.StorageClass","r"]},
  "k8s.io.api.storage.v1.TokenRequest": {"audience":[1,"string"],"expirationSeconds":[2,"int64","p"]},
+ "k8s.io.api.storage.v1.VolumeNodeResources": {"count":[1,"int32","p"]},
  "k8s.io.apimachinery.pkg.api.resource.Quantity": {"string":[1,"string"]},
  "k8s.io.apimachinery.pkg.apis.meta.v1.Condition": {"type":[1,"string"],"status":[2,"string"],"observedGeneration":[3,"int64"],"lastTransitionTime":[4,"k8s.io.apimachinery.pkg.apis.meta.v1.Time"],"reason":[5,"string"],"message":[6,"string"]},
  "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions": {"gracePeriodSeconds":[1,"int64","p"],"preconditions":[2,"k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions","p"],"orphanDependents":[3,"bool","p"],"propagationPolicy":[4,"string","p"],"dryRun":[5,"string","r"],"ignoreStoreReadErrorWithClusterBreakingPotential":[6,"bool","p"]},

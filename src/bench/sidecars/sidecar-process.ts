@@ -1,0 +1,88 @@
+// One real sidecar process, supervised as kubelet supervises a container: logs kept in a file, restarted with backoff when it exits, stopped and reaped on request.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+
+export interface SidecarSpec {
+  /** e.g. "csi-provisioner/node-1": names it in logs and errors. */
+  name: string;
+  binary: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  /** Where its stdout and stderr go (appended across restarts). */
+  logFile: string;
+  /**
+   * The pod's hostname: each process gets a UTS namespace of its own named so, as each pod
+   * has. client-go's leader election takes the hostname as its identity, so without this
+   * every node's csi-resizer on one machine would believe it holds the Lease.
+   */
+  hostname?: string;
+}
+
+const STOP_GRACE_MS = 5_000;
+const MAX_BACKOFF_MS = 10_000;
+
+export class SidecarProcess {
+  private child: ChildProcess | undefined;
+  private exit: Promise<void> = Promise.resolve();
+  private log: WriteStream | undefined;
+  private stopping = false;
+  private backoff: NodeJS.Timeout | undefined;
+  /** Unexpected exits so far (kubelet's restart count). */
+  restarts = 0;
+  /** The last unexpected exit, for the run's report. */
+  lastExit: string | undefined;
+
+  constructor(readonly spec: SidecarSpec, private readonly onExit: (s: SidecarProcess, how: string) => void = () => {}) {}
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): void {
+    if (this.stopping || this.running) return;
+    this.log ??= createWriteStream(this.spec.logFile, { flags: 'a' });
+    const [cmd, args] = this.spec.hostname === undefined
+      ? [this.spec.binary, [...this.spec.args]]
+      // unshare execs sh in the new UTS namespace, and sh execs the binary: one pid throughout.
+      : ['unshare', ['--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', this.spec.hostname, this.spec.binary, ...this.spec.args]];
+    const child = spawn(cmd, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    child.stdout!.pipe(this.log, { end: false });
+    child.stderr!.pipe(this.log, { end: false });
+    this.exit = new Promise((resolve) => {
+      child.on('error', (err) => { this.lastExit = `could not start: ${err.message}`; });
+      child.on('close', (code, signal) => {
+        resolve();
+        if (this.stopping) return;
+        const how = this.lastExit?.startsWith('could not start') ? this.lastExit : `exited (${signal ?? `code ${code}`})`;
+        this.lastExit = how;
+        this.restarts++;
+        this.onExit(this, how);
+        // CrashLoopBackOff, shortened: 1 s, 2 s, 4 s ... up to 10 s.
+        const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.restarts - 1, 4));
+        this.backoff = setTimeout(() => this.start(), delay);
+      });
+    });
+  }
+
+  /** SIGTERM, SIGKILL after a grace period (or at once), and wait until it is reaped. */
+  async stop(force = false): Promise<void> {
+    this.stopping = true;
+    if (this.backoff !== undefined) clearTimeout(this.backoff);
+    const child = this.child;
+    if (child !== undefined && this.running) {
+      child.kill(force ? 'SIGKILL' : 'SIGTERM');
+      const killer = force ? undefined : setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await this.exit;
+      if (killer !== undefined) clearTimeout(killer);
+    } else {
+      await this.exit;
+    }
+    await new Promise<void>((resolve) => { if (this.log === undefined) resolve(); else this.log.end(resolve); });
+    this.log = undefined;
+  }
+}

@@ -1,0 +1,65 @@
+// The supervision of real sidecar processes: logs kept, an unexpected exit restarted with backoff and counted, stop reaps, and each process gets its pod's hostname.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { hostname } from 'node:os';
+import { SidecarProcess } from '../../src/bench/sidecars/sidecar-process.js';
+import { needsRoot } from './run-helpers.js';
+
+async function until(what: string, check: () => boolean, limitMs = 20_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`${what} did not happen`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('a supervised sidecar process', { skip: needsRoot }, () => {
+  it('restarts after an unexpected exit, counts it, keeps its output in the log, and stop() ends it for good', async () => {
+    const dir = mkdtempSync('/tmp/lode-sidecar-process-');
+    try {
+      const log = path.join(dir, 'x.log');
+      const exits: string[] = [];
+      const p = new SidecarProcess({ name: 'crasher/n1', binary: 'sh', args: ['-c', 'echo started; exit 3'], env: {}, logFile: log }, (_s, how) => exits.push(how));
+      p.start();
+      await until('two restarts', () => p.restarts >= 2);
+      await p.stop();
+      const after = p.restarts;
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(p.restarts, after, 'no restart after stop()');
+      assert.ok(exits.every((e) => e === 'exited (code 3)'), exits.join(', '));
+      assert.ok((readFileSync(log, 'utf8').match(/started/g) ?? []).length >= 2, 'every run\'s output appended to the one log');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs under the pod\'s hostname in a UTS namespace of its own, leaving the machine\'s alone, and stop() reaps it', async () => {
+    const dir = mkdtempSync('/tmp/lode-sidecar-process-');
+    try {
+      const log = path.join(dir, 'y.log');
+      const before = hostname();
+      const p = new SidecarProcess({ name: 'sleeper/n1', binary: 'sh', args: ['-c', 'hostname; exec sleep 300'], env: {}, logFile: log, hostname: 'lode-node-n1' });
+      p.start();
+      await until('its hostname in the log', () => existsSync(log) && readFileSync(log, 'utf8').includes('lode-node-n1'));
+      const pid = p.pid!;
+      assert.ok(alive(pid));
+      assert.equal(hostname(), before, 'the machine keeps its hostname');
+      await p.stop();
+      assert.equal(alive(pid), false, 'stopped and reaped');
+      assert.equal(p.restarts, 0, 'a requested stop is no crash');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
