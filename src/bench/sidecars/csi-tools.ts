@@ -1,4 +1,4 @@
-// Where the real kubernetes-csi binaries come from for `sidecars: real`: the test environment's ../shared/tools/csi (or LODE_CSI_TOOLS), unpacked once.
+// Where the real kubernetes-csi binaries come from for `sidecars: real`: LODE_CSI_TOOLS (ready binaries or packed tools), else the test environment's ../shared/tools/csi, unpacked once.
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,13 +16,15 @@ export class MissingToolError extends Error {}
 
 let unpacked: Promise<string> | undefined;
 
-/** Unpacks the tools (unpack.sh checks each against SHA256SUMS) and returns the directory. */
+/** Unpacks the packed tools (unpack.sh checks each against SHA256SUMS), or takes a directory of ready binaries; returns the directory. */
 function unpack(): Promise<string> {
   unpacked ??= (async () => {
     const src = csiToolsSource();
     const script = path.join(src, 'unpack.sh');
     if (!existsSync(script)) {
-      throw new MissingToolError(`sidecars: real needs the upstream kubernetes-csi binaries, and ${src} has no unpack.sh (set LODE_CSI_TOOLS to the directory of the packed tools; its README names the tags and how they are built)`);
+      // A directory of ready binaries (a user's own builds or downloads) is used as it is.
+      if (existsSync(path.join(src, 'csi-provisioner'))) return src;
+      throw new MissingToolError(`sidecars: real needs the upstream kubernetes-csi binaries, and ${src} has neither an unpack.sh nor the binaries (set LODE_CSI_TOOLS to a directory holding csi-provisioner, csi-resizer, csi-snapshotter, csi-node-driver-registrar and snapshot-controller, or to the packed tools of the test environment)`);
     }
     try {
       const out = (await run('bash', [script])).stdout.trim().split('\n').pop() ?? '';
