@@ -12,7 +12,7 @@ import { differences, outcome, type Outcome } from './run-outcome.js';
  * snapshot-controller v8.2.0 of the test environment (a version difference, docs/bench.md "Re-enacted
  * against real: the differential test"); and those not yet run both ways.
  */
-const SCENARIOS = ['demo/scenario.yaml', '01-capacity-tracking/scenario-on.yaml', '02-immediate-vs-wffc/scenario-wffc.yaml', '03-stale-capacity/scenario.yaml', '04-two-claims/scenario.yaml', '05-generic-ephemeral/scenario.yaml', '06-inline-ephemeral-full/scenario.yaml', '07-static-local-pvs/scenario.yaml', '08-statefulset-scale/scenario.yaml', '11-quota-directories/scenario.yaml'];
+const SCENARIOS = ['demo/scenario.yaml', '01-capacity-tracking/scenario-on.yaml', '02-immediate-vs-wffc/scenario-wffc.yaml', '03-stale-capacity/scenario.yaml', '04-two-claims/scenario.yaml', '05-generic-ephemeral/scenario.yaml', '06-inline-ephemeral-full/scenario.yaml', '07-static-local-pvs/scenario.yaml', '08-statefulset-scale/scenario.yaml', '11-quota-directories/scenario.yaml', '14-orphaned-volume/scenario.yaml'];
 
 /** Node names abstracted: where several nodes fit equally, which one a pod gets depends on which real provisioner updated its capacity first (wall time). */
 function anonymous(o: Outcome, nodes: string[]): Outcome {
