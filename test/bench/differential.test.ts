@@ -10,9 +10,12 @@ import { differences, outcome, type Outcome } from './run-outcome.js';
  * The built-in scenarios both ways. Not listed: 10-central-mode (the real provisioner runs per
  * node here); 12-snapshot-restore, whose snapshot deletion waits for the 15-minute resync with the
  * snapshot-controller v8.2.0 of the test environment (a version difference, docs/bench.md "Re-enacted
- * against real: the differential test"); and those not yet run both ways.
+ * against real: the differential test"); 09-driver-restart, where the real csi-provisioner exits when
+ * it loses its driver and so records no ProvisioningFailed while the re-enacted one keeps retrying
+ * through Unavailable (same page, not yet changed in the re-enactment); and 13-node-loss, not yet
+ * run both ways.
  */
-const SCENARIOS = ['demo/scenario.yaml', '01-capacity-tracking/scenario-on.yaml', '02-immediate-vs-wffc/scenario-wffc.yaml', '05-generic-ephemeral/scenario.yaml', '06-inline-ephemeral-full/scenario.yaml'];
+const SCENARIOS = ['demo/scenario.yaml', '01-capacity-tracking/scenario-on.yaml', '02-immediate-vs-wffc/scenario-wffc.yaml', '03-stale-capacity/scenario.yaml', '04-two-claims/scenario.yaml', '05-generic-ephemeral/scenario.yaml', '06-inline-ephemeral-full/scenario.yaml', '07-static-local-pvs/scenario.yaml', '08-statefulset-scale/scenario.yaml', '11-quota-directories/scenario.yaml', '14-orphaned-volume/scenario.yaml'];
 
 /** Node names abstracted: where several nodes fit equally, which one a pod gets depends on which real provisioner updated its capacity first (wall time). */
 function anonymous(o: Outcome, nodes: string[]): Outcome {
@@ -51,9 +54,9 @@ describe(`re-enacted and real sidecars end the same${label}`, { skip: needsRoot 
       const nodes = a.nodes;
       assert.deepEqual(b.nodes, nodes, 'the same nodes');
       assert.deepEqual(differences(anonymous(a, nodes), anonymous(b, nodes)), []);
-      // Each claim's PV on its pod's node, in both.
+      // Each claim's PV on its pod's node, in both (a Lost claim's PV is gone: 14 force-deletes it).
       for (const o of [reenacted, real]) {
-        for (const c of o.claims) if (c.volume !== '') assert.equal(o.volumes.find((v) => v.name === c.volume)?.node, c.node, `${c.name}: PV on the claim's node`);
+        for (const c of o.claims) if (c.volume !== '' && c.phase !== 'Lost') assert.equal(o.volumes.find((v) => v.name === c.volume)?.node, c.node, `${c.name}: PV on the claim's node`);
       }
     });
   }
