@@ -1,8 +1,8 @@
 // Issue 21 item 3: a built-in scenario run with the re-enacted sidecars and with the real kubernetes-csi binaries must end the same (pods and phases, nodes, claims, PVs and their nodes, capacity objects and figures, snapshots, Events by reason). A seeded slice per run; LODE_DIFFERENTIAL=all runs every listed scenario.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { needsRoot, runBuiltIn } from './run-helpers.js';
-import { csiTool } from '../helpers/csi-tools.js';
+import { skipWithoutSidecarTools } from '../helpers/csi-tools.js';
 import { crashSlice } from '../conformance/crash-slice.js';
 import { differences, outcome, type Outcome } from './run-outcome.js';
 
@@ -24,17 +24,6 @@ function anonymous(o: Outcome, nodes: string[]): Outcome {
   return { pods: strip(o.pods), nodes: o.nodes, claims: strip(o.claims), volumes: strip(o.volumes), capacities: strip(o.capacities), snapshots: strip(o.snapshots), eventReasons: o.eventReasons };
 }
 
-async function missing(t: TestContext): Promise<boolean> {
-  for (const name of ['csi-provisioner', 'csi-snapshotter', 'csi-resizer', 'csi-node-driver-registrar', 'snapshot-controller']) {
-    const b = await csiTool(name);
-    if (typeof b === 'string') continue;
-    if (process.env.CI === 'true') assert.fail(`CI=true: ${b.missing}`);
-    t.skip(b.missing);
-    return true;
-  }
-  return false;
-}
-
 // One scenario per run, rotating by the UTC day: a real run is paced, so it costs its waits in wall time.
 const slice = crashSlice(SCENARIOS, 1, { LODE_CRASH_SEED: process.env.LODE_DIFFERENTIAL_SEED, LODE_CRASH_POINTS: process.env.LODE_DIFFERENTIAL });
 const label = slice.label.replaceAll('LODE_CRASH_SEED', 'LODE_DIFFERENTIAL_SEED').replaceAll('LODE_CRASH_POINTS', 'LODE_DIFFERENTIAL');
@@ -42,7 +31,7 @@ const label = slice.label.replaceAll('LODE_CRASH_SEED', 'LODE_DIFFERENTIAL_SEED'
 describe(`re-enacted and real sidecars end the same${label}`, { skip: needsRoot }, () => {
   for (const file of slice.points) {
     it(file, async (t) => {
-      if (await missing(t)) return;
+      if (await skipWithoutSidecarTools(t)) return;
       const reenacted = await runBuiltIn(file);
       const real = await runBuiltIn(file, undefined, { sidecars: 'real' });
       assert.equal(real.sidecars, 'real');

@@ -1,12 +1,12 @@
 // `lode bench --sidecars real`: the demo with the real kubernetes-csi sidecars (../shared/tools/csi) per node and a real snapshot-controller ends with every pod Running, and --json names every component with its version.
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { needsRoot } from './run-helpers.js';
-import { csiTool } from '../helpers/csi-tools.js';
+import { csiTool, skipWithoutSidecarTools } from '../helpers/csi-tools.js';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
 import type { RunFailure, RunResult } from '../../src/bench/scenario/run-result.js';
 
@@ -38,21 +38,10 @@ function processesUnder(dir: string): string[] {
   return out;
 }
 
-async function missingTool(t: TestContext): Promise<boolean> {
-  for (const name of [...PER_NODE, 'snapshot-controller']) {
-    const b = await csiTool(name);
-    if (typeof b === 'string') continue;
-    // A tool of the test environment: CI has it, so there its absence is a failure.
-    if (process.env.CI === 'true') assert.fail(`CI=true: ${b.missing}`);
-    t.skip(b.missing);
-    return true;
-  }
-  return false;
-}
 
 describe('lode bench --sidecars real', { skip: needsRoot }, () => {
   it('runs the demo with the real sidecars: every pod Running, the real provisioners made the volumes and capacity, --json names each component and its version', async (t) => {
-    if (await missingTool(t)) return;
+    if (await skipWithoutSidecarTools(t)) return;
     const root = mkdtempSync('/tmp/lode-real-sidecars-');
     const json = path.join(root, 'out.json');
     const work = path.join(root, 'work');

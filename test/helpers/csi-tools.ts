@@ -1,5 +1,7 @@
 // Test support: the upstream kubernetes-csi binaries of the test environment (../shared/tools/csi), unpacked once per process.
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import type { TestContext } from 'node:test';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/sys/exec.js';
@@ -29,4 +31,22 @@ export async function csiTool(name: string): Promise<string | { missing: string 
   if (typeof dir !== 'string') return { missing: `${name}: ${dir.missing}` };
   const file = path.join(dir, name);
   return existsSync(file) ? file : { missing: `${name} is not among the unpacked tools in ${dir}` };
+}
+
+/** The binaries `--sidecars real` runs: per node, then the cluster's one snapshot-controller. */
+export const SIDECAR_TOOLS = ['csi-provisioner', 'csi-resizer', 'csi-snapshotter', 'csi-node-driver-registrar', 'snapshot-controller'] as const;
+
+/**
+ * Skips `t` with the reason when one of `--sidecars real`'s binaries is missing, and says so;
+ * under CI=true, which has the tools, a missing one fails instead.
+ */
+export async function skipWithoutSidecarTools(t: TestContext): Promise<boolean> {
+  for (const name of SIDECAR_TOOLS) {
+    const b = await csiTool(name);
+    if (typeof b === 'string') continue;
+    if (process.env.CI === 'true') assert.fail(`CI=true: ${b.missing}`);
+    t.skip(b.missing);
+    return true;
+  }
+  return false;
 }

@@ -58,7 +58,7 @@ async function sanityRun(name: VmSanityBackend, part: SanityHalf | 'node-expansi
     unavailable: () => fixture.unavailable(),
     pools: (t) => fixturePools(t, fixture, 'vm'),
     parameters: { pool: 'vm' },
-    // ext4 on lvm, the pool's own filesystem on dir, and nothing is written: any size above ext4's minimum will do.
+    // ext4 on lvm, the pool's own filesystem on dir, and nothing is written, so a size just above ext4's minimum does.
     bytes: 32 * 2 ** 20,
     controllerExpansion,
     only,
