@@ -105,7 +105,7 @@ describe('lode bench --sidecars real', { skip: needsRoot }, () => {
     try {
       const r = await bench(['scenarios/demo/scenario.yaml', '--sidecars', 'real', '--events', 'none', '--work-dir', path.join(root, 'work')], { ...process.env, LODE_CSI_TOOLS: path.join(root, 'no-tools') });
       assert.equal(r.code, 1);
-      assert.match(r.stderr, /sidecars: real needs the upstream kubernetes-csi binaries, and \S*no-tools has no unpack\.sh \(set LODE_CSI_TOOLS/);
+      assert.match(r.stderr, /sidecars: real needs the upstream kubernetes-csi binaries, and \S*no-tools has neither an unpack\.sh nor the binaries \(set LODE_CSI_TOOLS/);
       assert.deepEqual(processesUnder(root), []);
       assert.equal(existsSync(path.join(root, 'work')), false);
     } finally {
