@@ -13,6 +13,7 @@ import {
 } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
 import { contentSourceFor, protectSource, releaseCloneSource, releaseSnapshot, sweepSnapshotFinalizers, type DriverCapabilities } from './content-source.js';
+import { doublingDelayMs } from '../runtime/backoff.js';
 
 /** --node-deployment-base-delay / --node-deployment-max-delay for Immediate claims. */
 const OWNER_BASE_DELAY_MS = 20_000;
@@ -118,7 +119,7 @@ export class ExternalProvisioner extends Controller {
   private scheduleBecomeOwner(key: string): void {
     const n = this.ownerAttempts.get(key) ?? 0;
     this.ownerAttempts.set(key, n + 1);
-    const exp = Math.min(OWNER_BASE_DELAY_MS * 2 ** n, OWNER_MAX_DELAY_MS);
+    const exp = doublingDelayMs(n + 1, OWNER_BASE_DELAY_MS, OWNER_MAX_DELAY_MS);
     const delay = Math.max(0, exp - Math.floor(this.random.next() * OWNER_BASE_DELAY_MS));
     this.enqueueAfter(`own:${key}`, delay);
   }

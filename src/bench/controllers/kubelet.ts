@@ -14,6 +14,7 @@ import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
 import { podDataPlan, verifyData, writeData } from './volume-data.js';
 import { runningPodStatus } from './kubelet-pod-status.js';
+import { doublingDelayMs } from '../runtime/backoff.js';
 
 /** Volume manager retry: 500 ms doubling to 2m2s (exponentialbackoff in nestedpendingoperations). */
 const RETRY_START_MS = 500;
@@ -329,7 +330,7 @@ export class Kubelet extends Controller {
       this.reportedErrors.set(key, message);
       this.ctx.events.record(this.source, pod, 'Warning', reason, message);
     }
-    this.enqueueAfter(key, Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS));
+    this.enqueueAfter(key, doublingDelayMs(n, RETRY_START_MS, RETRY_MAX_MS));
   }
 
   /** NodeUnpublish every volume of the pod, NodeUnstage those no other pod here uses; false if a call failed. */

@@ -7,6 +7,7 @@ import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
 import { formatBytesQuantity } from '../api/quantity.js';
+import { doublingDelayMs } from '../runtime/backoff.js';
 
 /** The provisioner library's retry backoff (1 s doubling to 5 min) and the sidecar's --timeout default. */
 export const RETRY_START_MS = 1_000;
@@ -15,7 +16,7 @@ export const CALL_TIMEOUT_MS = 10_000;
 
 /** Delay before retry number `n` (1-based). */
 export function retryDelayMs(n: number): number {
-  return Math.min(RETRY_START_MS * 2 ** (n - 1), RETRY_MAX_MS);
+  return doublingDelayMs(n, RETRY_START_MS, RETRY_MAX_MS);
 }
 
 /** The claim behind a queue key if this driver's provisioner should act on it: unbound, annotated for this driver, class of this driver. */

@@ -1,6 +1,7 @@
 // One real sidecar process, supervised as kubelet supervises a container: logs kept in a file, restarted with backoff when it exits, stopped and reaped on request.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { doublingDelayMs } from '../runtime/backoff.js';
 
 export interface SidecarSpec {
   /** e.g. "csi-provisioner/node-1": names it in logs and errors. */
@@ -63,7 +64,7 @@ export class SidecarProcess {
         this.restarts++;
         this.onExit(this, how);
         // CrashLoopBackOff, shortened: 1 s, 2 s, 4 s ... up to 10 s.
-        const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.restarts - 1, 4));
+        const delay = doublingDelayMs(this.restarts, 1000, MAX_BACKOFF_MS);
         this.backoff = setTimeout(() => this.start(), delay);
       });
     });

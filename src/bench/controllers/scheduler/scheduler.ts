@@ -6,6 +6,7 @@ import { addRequests, isTerminated, podKey, podRequests, type Requests } from '.
 import { splitKey } from '../../api/kinds.js';
 import { emptyUsage, nodeFitReasons, nodeScore, type NodeUsage } from './node-fit.js';
 import { bindApiUpdate, checkBindings, filter, preFilter, type PodVolumes } from './volume-binding.js';
+import { doublingDelayMs } from '../../runtime/backoff.js';
 
 const SOURCE = 'default-scheduler';
 /** podInitialBackoffSeconds / podMaxBackoffSeconds of the default configuration. */
@@ -81,7 +82,7 @@ export class Scheduler extends Controller {
 
   private backoffMs(key: string): number {
     const n = this.attempts.get(key) ?? 1;
-    return Math.min(INITIAL_BACKOFF_MS * 2 ** (n - 1), MAX_BACKOFF_MS);
+    return doublingDelayMs(n, INITIAL_BACKOFF_MS, MAX_BACKOFF_MS);
   }
 
   /** A cluster event that may make unschedulable pods fit: retry them once their backoff is over. */
