@@ -96,7 +96,9 @@ export class DriverHarness {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`driver exited with ${proc.exitCode}: ${this.log}`);
       try {
-        const res = await this.client.probe({}, { timeoutMs: 1000 });
+        // Once it listens, a Probe gets the rest of the bound: a pool's health check runs a quota
+        // tool, and a spawn under the VM's emulation on a loaded host has taken over a second.
+        const res = await this.client.probe({}, { timeoutMs: Math.max(1000, deadline - Date.now()) });
         if (res.ready?.value) return;
       } catch {
         // not listening yet
