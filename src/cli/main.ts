@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `lode` command: dispatches to the node driver, the cluster bench and the demo.
-import { runDriverCommand } from './driver-command.js';
-import { runBenchCommand } from './bench-command.js';
+// The commands are imported when named, not here: the bench's modules (the API client library
+// among them) are about four times the driver's, and every driver start would read them all.
 import { packageVersion } from '../util/version.js';
 
 const USAGE = `usage: lode <command> [flags]
@@ -17,11 +17,11 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'driver':
-      return runDriverCommand(rest);
+      return (await import('./driver-command.js')).runDriverCommand(rest);
     case 'bench':
-      return runBenchCommand(rest);
+      return (await import('./bench-command.js')).runBenchCommand(rest);
     case 'demo':
-      return runBenchCommand(['--demo', ...rest]);
+      return (await import('./bench-command.js')).runBenchCommand(['--demo', ...rest]);
     case '--version':
     case 'version':
       process.stdout.write(`lode ${packageVersion()}\n`);
