@@ -14,7 +14,7 @@ import { plantLandscape, type PathLandscape } from './path-fixtures.js';
 import { diff, foreignMounts, rssBytes, treeSnapshot } from './sandbox-watch.js';
 
 const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
-/** The CI slice; `LODE_FUZZ_CALLS=20000` is the full length (see README). */
+/** The CI slice; `LODE_FUZZ_CALLS=20000` is the full length (see docs/development.md, "Fuzzing and random kills"). */
 const CALLS = envInt('LODE_FUZZ_CALLS', 2500);
 /** Past this many failures the run stops (the report groups them; a hang stops it sooner). */
 const MAX_FAILURES = envInt('LODE_FUZZ_MAX_FAILURES', 1000);

@@ -13,7 +13,7 @@ import { DEFAULT_FUZZ_SEED, envInt, FuzzRandom } from './fuzz-random.js';
 import { volumeDataHash, writeVolumeData } from './volume-data.js';
 
 const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
-/** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see README). */
+/** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see docs/development.md, "Fuzzing and random kills"). */
 const ROUNDS = envInt('LODE_SIGKILL_ROUNDS', 30);
 const KILLS_PER_ROUND = 2;
 /** Retries of an interrupted call before it counts as not converging (each waits a little for the restarted driver). */

@@ -35,7 +35,7 @@ test('a csi-sanity file in the VM costs its figure in the runs whose seed takes 
       else process.env[k] = v;
     }
   });
-  // The seeds the README names for each backend: each takes one, together all four.
+  // The seeds docs/development.md names for each backend: each takes one, together all four.
   const takenBy = (seed: string): string[] => VM_SANITY_BACKENDS.filter((b) => sanityBackendTaken(b, { LODE_CRASH_SEED: seed }));
   assert.deepEqual(['7', '0', '1', '4'].map(takenBy), [['dir-xfs'], ['dir-ext4'], ['lvm-thick'], ['lvm-thin']]);
   assert.deepEqual(VM_SANITY_BACKENDS.filter((b) => sanityBackendTaken(b, { LODE_CRASH_POINTS: 'all' })), [...VM_SANITY_BACKENDS]);

@@ -4,7 +4,7 @@ import { lvmThickFixture } from '../lvm-fixtures.js';
 
 // The core's own steps (a record written, marked, finished or removed) around the LVM commands,
 // which the loop suite SIGKILLs on the host at every run. On LVM they cost about 50 s each in the
-// guest under emulation, too much for every CI run; run by hand (README, "Tests in a VM").
+// guest under emulation, too much for every CI run; run by hand (docs/development.md, "Backend conformance").
 runConformance(lvmThickFixture, {
   cases: ['crash-points'],
   failpoints: ['create:recorded', 'create:finished', 'delete:marked', 'delete:unrecorded'],
