@@ -1,15 +1,53 @@
 #!/usr/bin/env bash
-# `npm test`: builds, then runs every test file with node's test runner, one file at a time
-# (the tests attach loop devices and mount filesystems, which needs root; some run in a VM).
+# `npm test`: builds, then runs every test file with node's test runner, the host files one at a time
+# (they attach loop devices and mount filesystems, which needs root), the VM part beside them.
 source "$(dirname "$0")/prepare.sh"
 if [ "$(id -u)" -ne 0 ]; then
   echo "lode tests need root: they attach loop devices and mount filesystems (run: sudo npm test)" >&2
   exit 1
 fi
+quick=0
+if [ "${1:-}" = --quick ]; then quick=1; shift; fi
 if [ $# -gt 0 ]; then
   exec node --test --test-concurrency=1 "$@"
 fi
 # Every test file except the guest tests, which only make sense inside the test VM: the host tests in
 # dist/test/vm/ boot it and run them there.
 mapfile -t files < <(find dist/test -path dist/test/vm-guest -prune -o -name '*.test.js' -print | sort)
-exec node --test --test-concurrency=1 "${files[@]}"
+# The VM part (all guest files, in VMs of their own) runs beside the host files, not after them:
+# it keeps the emulator busy while the host files mostly wait on the disk, and it shares nothing
+# with them (its own kernel, devices and mounts). LODE_TEST_SERIAL=1 runs it after them instead.
+vm_file=dist/test/vm/guest-storage.test.js
+# `npm run test:quick`: the host files without those that boot a VM, build and run the image, or run
+# the real sidecars (the VM's own checks, the image's, the real-sidecar demo and the differential).
+if [ "$quick" = 1 ]; then
+  quick_files=()
+  for f in "${files[@]}"; do
+    case "$f" in
+      "$vm_file"|dist/test/vm/harness.test.js|dist/test/image/*|dist/test/bench/real-sidecars.test.js|dist/test/bench/differential.test.js) ;;
+      *) quick_files+=("$f") ;;
+    esac
+  done
+  exec node --test --test-concurrency=1 "${quick_files[@]}"
+fi
+if [ "${LODE_TEST_SERIAL:-0}" = 1 ]; then
+  exec node --test --test-concurrency=1 "${files[@]}"
+fi
+host_files=()
+for f in "${files[@]}"; do [ "$f" = "$vm_file" ] || host_files+=("$f"); done
+vm_log=$(mktemp /tmp/lode-vm-part-XXXXXX.log)
+# A session of its own, so that stopping the tests stops the VMs too (a background job of a script
+# does not get the terminal's Ctrl-C): the trap signals its whole process group, qemu included.
+setsid node --test "$vm_file" >"$vm_log" 2>&1 &
+vm_pid=$!
+trap 'kill -TERM -- "-$vm_pid" 2>/dev/null; rm -f "$vm_log"' EXIT
+trap 'exit 130' INT TERM
+echo "# the VM part ($vm_file) runs beside the host files; its report follows theirs"
+host_rc=0
+node --test --test-concurrency=1 "${host_files[@]}" || host_rc=$?
+vm_rc=0
+wait "$vm_pid" || vm_rc=$?
+echo "# the VM part ($vm_file), which ran beside the host files:"
+cat "$vm_log"
+echo "# host files: exit $host_rc; the VM part: exit $vm_rc"
+[ "$host_rc" = 0 ] && [ "$vm_rc" = 0 ]
