@@ -11,10 +11,10 @@ import { connectKube } from '../kube/kube-client.js';
 import { startNodeLoss } from './cluster/node-loss/node-loss.js';
 import { LimitReports } from './cluster/limit-reports.js';
 import { OrphanCheck } from './cluster/orphans/orphan-check.js';
-import { VolumeCatalog } from '../pool/volume-catalog.js';
+import { VolumeCatalog } from '../catalog/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './context/config.js';
-import { DriverContext } from './context/context.js';
+import { DriverContext, reservationBookFor } from './context/context.js';
 import { controllerService } from './controller/service.js';
 import { identityService } from './controller/identity.js';
 import { nodeService } from './node/service.js';
@@ -103,8 +103,9 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   await prepareSocket(socketPath);
   // Credentials are checked before the pools open, so wrong ones stop the start with nothing touched.
   const kube = config.kube !== undefined ? await connectKube(config.kube, config.nodeId, config.vendorVersion) : undefined;
-  const catalog = await VolumeCatalog.open(config.pools.map(createBackend));
-  const ctx = new DriverContext(config, catalog, kube);
+  const book = reservationBookFor(config, kube);
+  const catalog = await VolumeCatalog.open(config.pools.map(createBackend), { holds: book });
+  const ctx = new DriverContext(config, catalog, kube, book);
   const observer = makeObserver?.(ctx);
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0, 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });

@@ -1,4 +1,4 @@
-// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle; below it, the volume catalog drives the backends and none of them reaches back up to it.
+// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle; below it, the volume catalog (src/catalog) drives the backends, which implement the interface of src/pool, and nothing reaches back up.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -158,14 +158,33 @@ describe('driver layers', () => {
   });
 });
 
-describe('pool core and backends', () => {
-  it('nothing in src/pool or src/backends imports the volume catalog, the core that drives the backends', () => {
-    const catalog = 'src/pool/volume-catalog.ts';
+describe('catalog, backends and pools', () => {
+  it('the volume catalog (src/catalog) drives the backends: nothing in src/pool or src/backends imports it, and it imports no backend and nothing of the driver', () => {
     const up = ['src/pool', 'src/backends']
       .flatMap((dir) => readImports(REPO, dir).imports)
-      .filter((i) => i.to === catalog && i.from !== catalog)
+      .filter((i) => i.to.startsWith('src/catalog/'))
       .map((i) => `${i.from} imports ${i.to}`);
     assert.deepEqual(up, []);
-    assert.ok(readImports(REPO, 'src/pool').imports.some((i) => i.from === catalog && i.to === 'src/pool/space-ledger.ts'), 'the catalog\'s own imports are read');
+    const catalog = readImports(REPO, 'src/catalog');
+    const out = catalog.imports
+      .filter((i) => ['src/backends/', 'src/driver/', 'src/cli/', 'src/bench/', 'src/metrics/'].some((dir) => i.to.startsWith(dir)))
+      .map((i) => `${i.from} imports ${i.to}`);
+    assert.deepEqual(out, []);
+    assert.ok(catalog.imports.some((i) => i.from === 'src/catalog/volume-catalog.ts' && i.to === 'src/catalog/volume-lifecycle.ts'), 'the catalog\'s own imports are read');
+    assert.ok(catalog.imports.some((i) => i.to === 'src/pool/backend.ts'), 'and they name the backend interface below');
+  });
+
+  it('the backends implement the interface of src/pool, and no backend imports another', () => {
+    const { imports } = readImports(REPO, 'src/backends');
+    // A backend is a folder (dir, loop, lvm); the files beside them are helpers they share, and the registry builds them all.
+    const backendOf = (file: string): string | undefined => {
+      const parts = file.split('/');
+      return parts.length > 3 && parts[1] === 'backends' ? parts[2] : undefined;
+    };
+    const across = imports
+      .filter((i) => backendOf(i.from) !== undefined && backendOf(i.to) !== undefined && backendOf(i.from) !== backendOf(i.to))
+      .map((i) => `${i.from} imports ${i.to}`);
+    assert.ok(imports.some((i) => backendOf(i.from) === 'lvm' && i.to === 'src/pool/backend.ts'), 'the backends\' imports are read');
+    assert.deepEqual(across, []);
   });
 });

@@ -8,7 +8,7 @@ import { LoopBackend } from '../../src/backends/loop/loop-backend.js';
 import type { Backend } from '../../src/pool/backend.js';
 import { StorageOccupiedError } from '../../src/pool/occupied.js';
 import { recordsDir, snapshotsDir, type PoolConfig } from '../../src/pool/pool.js';
-import { VolumeCatalog } from '../../src/pool/volume-catalog.js';
+import { VolumeCatalog } from '../../src/catalog/volume-catalog.js';
 import { MiB, poolConfig, record, scratchFilesystem, sh, snapshotRecord } from './dir-scenarios.js';
 
 /** Plants a directory holding a file at `where` when the core asks what is there, answering that nothing is: the race the backend's step must still win. */

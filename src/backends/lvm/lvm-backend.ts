@@ -17,7 +17,7 @@ import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
 import { outsideCall } from '../../util/call-signal.js';
 import { log } from '../../util/log.js';
-import { PoolFullError } from '../../pool/space-ledger.js';
+import { PoolFullError } from '../../pool/space-errors.js';
 import { COPY_PREFIX, LvmSnapshots, type LvmVolumes } from './lvm-snapshots.js';
 import { thickCapacity, thinAvailable, thinBudget, thinDataFree, type ThinFigures } from './lvm-capacity.js';
 

@@ -6,7 +6,7 @@ import { formatSize } from '../../pool/sizes.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { SnapshotRefusedError } from '../../pool/snapshot-refused.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
-import type { PoolFullError } from '../../pool/space-ledger.js';
+import type { PoolFullError } from '../../pool/space-errors.js';
 import { copyDevice } from '../../sys/device-copy.js';
 import { activateLv, createLv, createSnapshotLv, extendLv, LvmNoSpaceError, readLv, removeLv, type LvReport } from '../../sys/lvm.js';
 import type { SpaceChanges } from '../space-changes.js';

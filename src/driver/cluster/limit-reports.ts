@@ -1,7 +1,7 @@
 // With API access, what the pools say of their volumes' limits as Events on this node's Node: each pool whose writers can get past a volume's size, and each volume whose writer did.
 import type { KubeClient } from '../../kube/kube-client.js';
 import { NodeEvents } from '../../kube/node-events.js';
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 
 export const REASON_ESCAPABLE = 'PoolLimitsEscapable';
 export const REASON_ESCAPED = 'VolumeLimitEscaped';

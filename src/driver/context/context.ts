@@ -2,10 +2,20 @@
 import type { Topology } from '../../csi/types.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { CreateAnswers } from '../cluster/orphans/create-answers.js';
-import { PodReservations } from '../cluster/reservations/pod-reservations.js';
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import { DEFAULT_RESERVATION_TTL_MS, PodReservations } from '../cluster/reservations/pod-reservations.js';
+import { ReservationBook } from '../cluster/reservations/reservation-book.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import { topologyKey, type DriverConfig } from './config.js';
 import { KeyedLocks } from '../rpc/locks.js';
+
+/**
+ * The pod reservations' book, made before the catalog opens so the catalog is given it once:
+ * only with API access, and not when switched off.
+ */
+export function reservationBookFor(config: DriverConfig, kube: KubeClient | undefined): ReservationBook | undefined {
+  const r = config.podReservations;
+  return kube !== undefined && (r?.enabled ?? true) ? new ReservationBook(r?.ttlMs ?? DEFAULT_RESERVATION_TTL_MS) : undefined;
+}
 
 export class DriverContext {
   readonly locks = new KeyedLocks();
@@ -15,12 +25,14 @@ export class DriverContext {
   /** All-or-nothing provisioning for pods with several claims; only with API access, and not when switched off. */
   readonly reservations: PodReservations | undefined;
 
-  /** The API client when the driver was given access (--in-cluster, --kubeconfig), else undefined. */
-  constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog, readonly kube?: KubeClient) {
+  /**
+   * `kube`: the API client when the driver was given access (--in-cluster, --kubeconfig), else
+   * undefined; `book`: the reservations the catalog was opened with (reservationBookFor).
+   */
+  constructor(readonly config: DriverConfig, readonly catalog: VolumeCatalog, readonly kube?: KubeClient, book?: ReservationBook) {
     this.topologyKey = topologyKey(config.driverName);
-    const r = config.podReservations;
-    this.reservations = kube !== undefined && (r?.enabled ?? true)
-      ? new PodReservations(kube, { nodeId: config.nodeId, driverName: config.driverName }, catalog, r?.ttlMs)
+    this.reservations = kube !== undefined && book !== undefined
+      ? new PodReservations(kube, { nodeId: config.nodeId, driverName: config.driverName }, catalog, book)
       : undefined;
   }
 

@@ -1,7 +1,7 @@
 // CreateVolume's volume_content_source: which snapshot or volume of this node a new volume is filled from, and what it demands of the new volume.
 import type * as csi from '../../csi/types.js';
 import type { Backend, VolumeSource } from '../../pool/backend.js';
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import type { AccessType, VolumeRecord } from '../../pool/volume-record.js';
 import type { FsType } from '../../sys/filesystem.js';
 import { invalidArgument, notFound, outOfRange, resourceExhausted } from '../rpc/errors.js';

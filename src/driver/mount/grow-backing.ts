@@ -1,5 +1,5 @@
 // Growing a volume's backing storage, shared by ControllerExpandVolume and NodeExpandVolume.
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { failedPrecondition, outOfRange } from '../rpc/errors.js';
 import { minimumVolumeBytes } from '../request/pool-fit.js';

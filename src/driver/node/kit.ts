@@ -2,7 +2,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import { volumePaths, type VolumeRecord } from '../../pool/volume-record.js';
 import { openBeneath, PathChanged, PathRefused, type AnchoredPath } from '../../sys/beneath.js';
 import type { MountEntry } from '../../sys/mounts.js';

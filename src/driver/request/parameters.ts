@@ -1,7 +1,7 @@
 // StorageClass parameters (CreateVolume, GetCapacity) and inline-volume attributes: which keys exist and what they mean.
 import { isSupportedFsType, SUPPORTED_FS_TYPES, type FsType } from '../../sys/filesystem.js';
 import { parseSize } from '../../pool/sizes.js';
-import type { VolumeCatalog } from '../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import { invalidArgument } from '../rpc/errors.js';
 import { printable } from '../rpc/printable.js';
 

@@ -3,7 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { VolumeQuarantinedError } from '../../pool/quarantine.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
 import { SnapshotRefusedError } from '../../pool/snapshot-refused.js';
-import { PoolFullError, VolumeTooLargeError } from '../../pool/space-ledger.js';
+import { PoolFullError, VolumeTooLargeError } from '../../pool/space-errors.js';
 import { NotEmpty, PathChanged, PathRefused } from '../../sys/beneath.js';
 import { ExecError } from '../../sys/exec.js';
 

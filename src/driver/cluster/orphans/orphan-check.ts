@@ -5,7 +5,7 @@ import type { KubeClient } from '../../../kube/kube-client.js';
 import { formatSize } from '../../../pool/sizes.js';
 import { log } from '../../../util/log.js';
 import { NodeEvents } from '../../../kube/node-events.js';
-import type { VolumeCatalog } from '../../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
 import type { CreateAnswers } from './create-answers.js';
 import type { OrphanOptions } from './orphan-options.js';
 import { checkable, OrphanTracker, type Candidate } from './orphan-tracker.js';

@@ -2,7 +2,7 @@
 import type { V1PersistentVolumeClaimSpec, V1Pod, V1StorageClass } from '@kubernetes/client-node';
 import type { KubeApis } from '../../../kube/kube-client.js';
 import { isNotFound } from '../../../kube/kube-errors.js';
-import type { VolumeCatalog } from '../../../pool/volume-catalog.js';
+import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
 import { parseSize } from '../../../pool/sizes.js';
 import { newVolumeBytes, volumeFsType } from '../../request/pool-fit.js';
 import { readParameters } from '../../request/parameters.js';

@@ -3,8 +3,9 @@ import { status } from '@grpc/grpc-js';
 import { CsiError } from '../../rpc/errors.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { describeApiError, isNotFound } from '../../../kube/kube-errors.js';
-import { PoolFullError, type HoldStep } from '../../../pool/space-ledger.js';
-import type { VolumeCatalog } from '../../../pool/volume-catalog.js';
+import { PoolFullError } from '../../../pool/space-errors.js';
+import type { HoldStep } from '../../../catalog/space-ledger.js';
+import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
 import { formatSize } from '../../../pool/sizes.js';
 import { log } from '../../../util/log.js';
 import { podNeeds, type ClaimNeed, type PodNeeds } from './pod-claims.js';
@@ -40,12 +41,8 @@ export interface ReservationScope {
 }
 
 export class PodReservations {
-  readonly book: ReservationBook;
-
-  constructor(private readonly kube: KubeClient, private readonly scope: ReservationScope, private readonly catalog: VolumeCatalog, ttlMs = DEFAULT_RESERVATION_TTL_MS, now?: () => number) {
-    this.book = new ReservationBook(ttlMs, now);
-    catalog.setHolds(this.book);
-  }
+  /** `book` is the one the catalog was opened with, so every create, growth and capacity counts its holds. */
+  constructor(private readonly kube: KubeClient, private readonly scope: ReservationScope, private readonly catalog: VolumeCatalog, readonly book: ReservationBook) {}
 
   /**
    * The step a CreateVolume takes with its own space check, or undefined when the request

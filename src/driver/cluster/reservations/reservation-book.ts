@@ -1,5 +1,5 @@
 // The pod reservations of this node: space promised to a pod's claims whose CreateVolume has not come yet, kept in memory only.
-import type { SpaceHolds } from '../../../pool/space-ledger.js';
+import type { SpaceHolds } from '../../../catalog/space-ledger.js';
 
 export interface Reservation {
   /** `namespace/name` of the claim it is held for; that claim's CreateVolume carries the same. */

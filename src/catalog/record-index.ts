@@ -1,7 +1,7 @@
 // The volume and snapshot records of this node's pools and the quarantined ids, in memory: found by id and listed in id order, no I/O.
-import { VolumeQuarantinedError, type QuarantinedVolume } from './quarantine.js';
-import type { SnapshotRecord } from './snapshot-record.js';
-import type { VolumeRecord } from './volume-record.js';
+import { VolumeQuarantinedError, type QuarantinedVolume } from '../pool/quarantine.js';
+import type { SnapshotRecord } from '../pool/snapshot-record.js';
+import type { VolumeRecord } from '../pool/volume-record.js';
 
 export class RecordIndex {
   private readonly volumes = new Map<string, VolumeRecord>();

@@ -1,7 +1,7 @@
 // Each pool's space ledger: the bytes given to volumes, snapshots and quarantined storage, what is free for new storage with reservations counted as taken, and the refusals when it is not.
-import type { Backend } from './backend.js';
-import type { PoolStats } from './pool-stats.js';
-import { formatSize } from './sizes.js';
+import type { Backend } from '../pool/backend.js';
+import type { PoolStats } from '../pool/pool-stats.js';
+import { VolumeTooLargeError } from '../pool/space-errors.js';
 
 /**
  * Space promised to volumes that are about to be created (src/driver/cluster/reservations): every create,
@@ -24,26 +24,6 @@ export interface HoldStep {
   take: (free: (pool: string) => number) => void;
 }
 
-/** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
-export class PoolFullError extends Error {
-  constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
-    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
-    this.name = 'PoolFullError';
-  }
-}
-
-/**
- * Raised when a volume, or a volume's growth, is larger than the pool's max-volume-size. A
- * create is answered RESOURCE_EXHAUSTED (another node's pool may make it), a growth
- * OUT_OF_RANGE (the volume cannot move).
- */
-export class VolumeTooLargeError extends Error {
-  constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
-    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
-    this.name = 'VolumeTooLargeError';
-  }
-}
-
 /** One pool's counts. */
 interface PoolSpace {
   pool: Backend;
@@ -58,7 +38,9 @@ interface PoolSpace {
 
 export class SpaceLedger {
   private readonly pools = new Map<string, PoolSpace>();
-  private holds: SpaceHolds | undefined;
+
+  /** `holds`: the reservations, when the driver keeps them (with API access); they count as taken. */
+  constructor(private readonly holds?: SpaceHolds) {}
 
   /** Starts the ledger of a pool, with nothing given out yet. */
   addPool(pool: Backend): void {
@@ -103,11 +85,6 @@ export class SpaceLedger {
     const s = this.space(pool);
     s.quarantined += 1;
     s.allocatedBytes += bytes;
-  }
-
-  /** Where reservations are kept; set once at start when the driver reserves for pods. */
-  setHolds(holds: SpaceHolds): void {
-    this.holds = holds;
   }
 
   /** The pool's free space for new storage: what it has, less what is held for others than `except`. */

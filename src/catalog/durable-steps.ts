@@ -1,0 +1,43 @@
+// The steps volumes and snapshots take alike: marked "deleting" durably before their storage goes, and copied with their source's filesystem frozen.
+import { freeze, thaw } from '../sys/freeze.js';
+import type { RecordStore } from '../pool/record-store.js';
+import { failpoint } from '../util/failpoint.js';
+import { log } from '../util/log.js';
+
+/**
+ * Records a ready volume or snapshot as "deleting", durably, before its storage is released,
+ * so a crash before its record is gone leaves a record that the next start (or a retried
+ * delete) finishes; storage is never without its record. A "creating" record already says
+ * the same to the next start, so it is not rewritten.
+ */
+export async function markDeleting<T extends { id: string; pool: string; state: string }>(what: 'volume' | 'snapshot', record: T, store: RecordStore<T>, point: string): Promise<void> {
+  if (record.state === 'ready') {
+    record.state = 'deleting';
+    try {
+      await store.put(record);
+      failpoint(point);
+    } catch (err) {
+      record.state = 'ready';
+      const errno = (err as NodeJS.ErrnoException).code;
+      if (errno !== 'ENOSPC' && errno !== 'EDQUOT') throw err;
+      // A full filesystem cannot take even the small rewritten record, and refusing would keep
+      // a full pool from being emptied. Releasing under the "ready" record is safe as well: a
+      // crash before the record goes leaves a ready object whose storage is missing, which
+      // staging or a restore reports and a retried delete finishes.
+      log('warn', `no space to mark the ${what} deleting; deleting it under its ready record`, { id: record.id, pool: record.pool });
+    }
+  }
+  record.state = 'deleting';
+}
+
+/** Runs a copy with the filesystem at `mountPoint` frozen, when there is one; it is thawed whatever happens. */
+export async function whileFrozen<T>(what: 'snapshot' | 'clone', mountPoint: string | undefined, copy: () => Promise<T>): Promise<T> {
+  if (mountPoint === undefined) return copy();
+  await freeze(mountPoint);
+  failpoint(`${what}:frozen`);
+  try {
+    return await copy();
+  } finally {
+    await thaw(mountPoint);
+  }
+}

@@ -1,0 +1,130 @@
+// A volume's life in its pool: made (record first, "creating"), grown (storage first), destroyed (marked "deleting" first), and an interrupted create or delete finished after a crash.
+import type { Backend, VolumeSource } from '../pool/backend.js';
+import { StorageOccupiedError } from '../pool/occupied.js';
+import { PoolFullError } from '../pool/space-errors.js';
+import type { VolumeRecord } from '../pool/volume-record.js';
+import { unmountIfMounted } from '../sys/mounts.js';
+import { thaw } from '../sys/freeze.js';
+import { outsideCall } from '../util/call-signal.js';
+import { failpoint } from '../util/failpoint.js';
+import { log } from '../util/log.js';
+import { snapshotSupport, type CatalogState } from './catalog-state.js';
+import { markDeleting, whileFrozen } from './durable-steps.js';
+import type { HoldStep } from './space-ledger.js';
+
+/** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
+export interface ProvisionOptions {
+  /** Reservations checked and taken with the volume's own space, with no await in between. */
+  holds?: HoldStep;
+  finish?: (r: VolumeRecord, pool: Backend) => Promise<void>;
+  /** A restore or clone: the storage is filled from it instead of made empty. */
+  source?: VolumeSource;
+  /** A clone of a mounted volume: its staging path, frozen around the copy. */
+  freezePath?: string;
+}
+
+/**
+ * Reserves space and makes the volume. Whatever already takes its storage location is
+ * refused first (refuseOccupied). Then its record is written, durably, as "creating" before
+ * anything else, so a crash at any later step leaves a record that proves the image (and, for
+ * volumes with a `finish` step such as inline volumes, the mount) is an unfinished create of
+ * Lode's own, which the next start rolls back. It turns "ready" only when all is done. Any
+ * failure undoes all of it, and only it.
+ */
+export async function provision(s: CatalogState, record: VolumeRecord, opts: ProvisionOptions = {}): Promise<VolumeRecord> {
+  s.refuseQuarantined(record.id);
+  const e = s.entry(record.pool);
+  s.ledger.requireWithinMax(record.pool, record.capacityBytes, false);
+  s.refuseOccupied(e, await e.pool.occupant(record));
+  // Checked and reserved with no await in between, so concurrent creates never overcommit.
+  opts.holds?.take((pool) => s.availableBytes(pool, opts.holds?.keys));
+  const available = s.availableBytes(record.pool, opts.holds?.keys);
+  if (record.capacityBytes > available) throw new PoolFullError(record.pool, record.capacityBytes, available, `volume ${record.name}`);
+  record.state = 'creating';
+  record.frozen = opts.freezePath;
+  e.pool.assign(record);
+  s.add(record);
+  try {
+    await e.store.put(record);
+    failpoint('create:recorded');
+    if (opts.source === undefined) await e.pool.allocate(record);
+    else await whileFrozen('clone', opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
+    failpoint('create:allocated');
+    if (opts.finish) await opts.finish(record, e.pool);
+    failpoint('create:finished');
+    record.state = 'ready';
+    record.frozen = undefined;
+    await e.store.put(record);
+  } catch (err) {
+    log('warn', 'create failed; undoing it', { id: record.id, error: (err as Error).message });
+    try {
+      // The undo must run even when the call failed because its deadline passed.
+      await outsideCall(async () => {
+        if (record.frozen !== undefined) await thaw(record.frozen);
+        for (const p of record.publications) await unmountIfMounted(p.targetPath);
+        // Met before the step made anything: only the record is the create's to remove.
+        if (err instanceof StorageOccupiedError) await unrecord(s, record);
+        else await destroy(s, record);
+      });
+    } catch (undoErr) {
+      // Whatever is left (a record, an image) is finished by a retried call or at the next start.
+      log('error', 'undo of failed create failed', { id: record.id, error: (undoErr as Error).message });
+    }
+    throw err;
+  }
+  void s.refresh(record.pool);
+  return record;
+}
+
+/** Releases the volume's storage, then forgets it, marked "deleting" first (markDeleting). Safe to call again after a crash. */
+export async function destroy(s: CatalogState, record: VolumeRecord): Promise<void> {
+  const e = s.entry(record.pool);
+  await markDeleting('volume', record, e.store, 'delete:marked');
+  await e.pool.release(record);
+  failpoint('delete:released');
+  await e.store.remove(record.id);
+  failpoint('delete:unrecorded');
+  s.drop(record);
+  void s.refresh(record.pool);
+}
+
+/** Forgets a volume whose create met storage it did not make: its record goes, its location is left as it is. */
+async function unrecord(s: CatalogState, record: VolumeRecord): Promise<void> {
+  await s.entry(record.pool).store.remove(record.id);
+  s.drop(record);
+}
+
+/** Grows a volume's backing storage to `newBytes`, reserving the difference first. */
+export async function grow(s: CatalogState, record: VolumeRecord, newBytes: number): Promise<void> {
+  const e = s.entry(record.pool);
+  const extra = newBytes - record.capacityBytes;
+  if (extra <= 0) return;
+  s.ledger.requireWithinMax(record.pool, newBytes, true);
+  const available = s.availableBytes(record.pool);
+  if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
+  const old = record.capacityBytes;
+  s.ledger.chargeGrowth(record.pool, extra);
+  record.capacityBytes = newBytes;
+  try {
+    // Storage first, record second: a crash in between leaves a larger image than
+    // recorded, which a retried expand simply confirms.
+    await e.pool.grow(record);
+    failpoint('expand:grown');
+    await e.store.put(record);
+  } catch (err) {
+    s.ledger.chargeGrowth(record.pool, -extra);
+    record.capacityBytes = old;
+    throw err;
+  }
+  void s.refresh(record.pool);
+}
+
+/** At start: a creating volume is rolled back (a retried create makes it again); a deleting one is finished. */
+export async function recoverVolume(s: CatalogState, r: VolumeRecord): Promise<void> {
+  if (r.state === 'ready') return;
+  log('info', r.state === 'creating' ? 'rolling back interrupted create' : 'finishing interrupted delete', { id: r.id, pool: r.pool });
+  if (r.frozen !== undefined) await thaw(r.frozen);
+  for (const p of r.publications) await unmountIfMounted(p.targetPath);
+  if (r.staging) await unmountIfMounted(r.staging);
+  await destroy(s, r);
+}
