@@ -68,4 +68,7 @@ test('directories under the guest\'s /tmp or /run get one share each, the outerm
     { tag: 'lodepath2', dir: '/tmp/b' },
   ]);
   assert.throws(() => extraShares(['/tmp']), /cannot read from \/tmp itself \(the guest has its own \/tmp\); use a directory under it/);
+  assert.throws(() => extraShares(['/run/']), /cannot read from \/run itself/);
+  assert.throws(() => extraShares(['/tmp/lode-vm/x']), /the guest keeps its job files at \/tmp\/lode-vm; use another directory/);
+  assert.deepEqual(extraShares(['/tmp/lode-vm-checkout']), [{ tag: 'lodepath0', dir: '/tmp/lode-vm-checkout' }]);
 });
