@@ -39,8 +39,8 @@ async function ok(cmd: string, args: readonly string[], cwd: string, env?: NodeJ
 test('a clone under /tmp builds and runs a VM guest file from there, the guest reading the clone', { skip }, async (t) => {
   if (missing !== undefined) assert.fail(`CI=true: ${missing}`);
   const head = (await ok('git', ['rev-parse', 'HEAD'], checkout)).trim();
-  if ((await ok('git', ['status', '--porcelain', '--untracked-files=no'], checkout)).trim() !== '') {
-    t.diagnostic(`the work tree has uncommitted changes: the clone has committed HEAD (${head}) only`);
+  if ((await ok('git', ['status', '--porcelain'], checkout)).trim() !== '') {
+    t.diagnostic(`the work tree has uncommitted changes or untracked files: the clone has committed HEAD (${head}) only`);
   }
   const root = mkdtempSync('/tmp/lode-clone-');
   t.after(() => rmSync(root, { recursive: true, force: true }));

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { MAX_SLOWDOWN, REFERENCE_LOOP_MS, SLOWDOWN_MARK, guestFileSeconds, hostFileWaitMs, slowdownFunction, slowdownProbe } from './slowdown.js';
 import { jobScript } from './guest-job.js';
 import { extraShares } from './checkout-shares.js';
+import { qemuArgs } from './vm.js';
 import { scaledDeadlineMs, vmSlowdown } from '../helpers/vm-slowdown.js';
 
 function permille(loopMs: number, referenceMs: number, max: number): number {
@@ -71,4 +72,11 @@ test('directories under the guest\'s /tmp or /run get one share each, the outerm
   assert.throws(() => extraShares(['/run/']), /cannot read from \/run itself/);
   assert.throws(() => extraShares(['/tmp/lode-vm/x']), /the guest keeps its job files at \/tmp\/lode-vm; use another directory/);
   assert.deepEqual(extraShares(['/tmp/lode-vm-checkout']), [{ tag: 'lodepath0', dir: '/tmp/lode-vm-checkout' }]);
+
+  // Each is exported read-only to qemu, a comma in its path doubled as qemu's option syntax wants.
+  const host = { qemu: 'q', kernel: 'k', kernelVersion: 'v', modulesDir: 'm', busybox: 'b' };
+  const args = qemuArgs(host, '/i', '/tmp/lode-vm-x', 2048, 2, extraShares(['/tmp/a,b/lode']));
+  assert.equal(args[args.length - 2], '-virtfs');
+  assert.equal(args[args.length - 1], 'local,path=/tmp/a,,b/lode,mount_tag=lodepath0,security_model=none,readonly=on,multidevs=remap');
+  assert.equal(qemuArgs(host, '/i', '/tmp/lode-vm-x', 2048, 2, extraShares(['/work/wt'])).filter((a) => a === '-virtfs').length, 2, 'the root and the job share only');
 });

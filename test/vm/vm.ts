@@ -54,8 +54,6 @@ export interface VmOptions {
   env?: Readonly<Record<string, string>>;
   /** The guest's working directory (the host's, seen through the read-only share). */
   cwd?: string;
-  /** More host directories the guest reads; those under /tmp or /run are shared on their own. */
-  reads?: readonly string[];
   /** Receives the guest console as it arrives. */
   onConsole?: (text: string) => void;
 }
@@ -96,7 +94,8 @@ export function qemuArgs(host: VmHost, initrd: string, shareDir: string, memoryM
     '-append', 'console=ttyS0 panic=-1 loglevel=3',
     '-virtfs', `local,path=/,mount_tag=${HOST_ROOT_TAG},security_model=none,readonly=on,multidevs=remap`,
     '-virtfs', `local,path=${shareDir},mount_tag=${JOB_TAG},security_model=none`,
-    ...shares.flatMap((s) => ['-virtfs', `local,path=${s.dir},mount_tag=${s.tag},security_model=none,readonly=on,multidevs=remap`]),
+    // qemu reads a doubled comma as one inside an option's value.
+    ...shares.flatMap((s) => ['-virtfs', `local,path=${s.dir.replace(/,/g, ',,')},mount_tag=${s.tag},security_model=none,readonly=on,multidevs=remap`]),
   ];
 }
 
@@ -242,7 +241,6 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
     harnessCheckout,
     ...absFiles.map((f) => path.dirname(f)),
     ...(passed.LODE_CSI_TOOLS ? [path.resolve(passed.LODE_CSI_TOOLS)] : []),
-    ...(opts.reads ?? []),
   ]);
 
   removeStaleShares(os.tmpdir());
