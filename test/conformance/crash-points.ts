@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { fileHash, fsCap, writeRandomFile } from '../driver/support.js';
 import { assertEveryStorageRecorded, assertNothingLeft, assertStorageMatchesRecords, nodeExpand, sizeFor, snapshot, startDriver, type Conformance } from './checks.js';
 import type { BackendFixture } from './fixture.js';
+import { scaledDeadlineMs } from '../helpers/vm-slowdown.js';
 
 /** Every failpoint of the lifecycle, with the step whose call it interrupts. */
 export const LIFECYCLE_FAILPOINTS: ReadonlyArray<readonly [string, StepName]> = [
@@ -73,7 +74,7 @@ export async function diedAtFailpoint(c: Conformance, point: string): Promise<vo
   let timer: NodeJS.Timeout | undefined;
   const gone = await Promise.race([
     c.h.exited().then(() => true),
-    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), 10_000); }),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), scaledDeadlineMs(10_000)); }),
   ]);
   clearTimeout(timer);
   assert.ok(gone, `the call failed but the driver is still running: failpoint ${point} did not fire`);

@@ -8,6 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { grpcCode } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
 import type { DriverHarness } from '../helpers/driver-harness.js';
+import { scaledDeadlineMs } from '../helpers/vm-slowdown.js';
 
 export { status };
 export const MiB = 2 ** 20;
@@ -235,7 +236,7 @@ export function logEntries(h: DriverHarness, since = 0): Array<Record<string, un
  * just after the CSI socket, so the line may still be on its way when Probe is first ready.
  */
 export async function metricsPort(h: DriverHarness, since = 0): Promise<number> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + scaledDeadlineMs(10_000);
   for (;;) {
     const port = logEntries(h, since).find((e) => e['msg'] === 'metrics and health endpoint listening')?.['port'];
     if (typeof port === 'number') return port;

@@ -1,21 +1,33 @@
-// Test support: the upstream kubernetes-csi binaries of the test environment (../shared/tools/csi), unpacked once per process.
+// Test support: the upstream kubernetes-csi binaries of the test environment (LODE_CSI_TOOLS, else ../shared/tools/csi), unpacked once per process.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { run } from '../../src/sys/exec.js';
+import { csiToolsSource } from '../../src/bench/sidecars/csi-tools.js';
 
-const repo = path.resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-/** The test environment's upstream tools, beside the checkout as the project's workplace lays them out. */
-export const CSI_TOOLS = path.resolve(repo, '..', 'shared', 'tools', 'csi');
+/**
+ * The test environment's upstream tools: LODE_CSI_TOOLS (packed tools, or a directory of ready
+ * binaries), else beside the checkout as the project's workplace lays them out; a clone elsewhere
+ * (under /tmp, say) has them only through LODE_CSI_TOOLS.
+ */
+export const CSI_TOOLS = csiToolsSource();
+
+/** Why the tools are not here, and the two ways to give them. */
+export function toolsMissing(what: string): string {
+  return `${what} (the upstream kubernetes-csi tools; see their README for the tags and how they are built; set LODE_CSI_TOOLS to them, or to a directory of ready binaries, when the checkout is not beside them)`;
+}
 
 let unpacked: Promise<string | { missing: string }> | undefined;
 
 /** The unpacked directory of every tool, or why it cannot be had here. */
 export function csiToolsDir(): Promise<string | { missing: string }> {
   unpacked ??= (async () => {
-    if (!existsSync(path.join(CSI_TOOLS, 'unpack.sh'))) return { missing: `${CSI_TOOLS} is missing (the upstream kubernetes-csi tools; see its README for the tags and how they are built)` };
+    if (!existsSync(path.join(CSI_TOOLS, 'unpack.sh'))) {
+      // A directory of ready binaries is used as it is, as `--sidecars real` does.
+      if (existsSync(path.join(CSI_TOOLS, 'csi-provisioner'))) return CSI_TOOLS;
+      return { missing: toolsMissing(`${CSI_TOOLS} has neither an unpack.sh nor the binaries`) };
+    }
     try {
       return (await run('bash', [path.join(CSI_TOOLS, 'unpack.sh')])).stdout.trim().split('\n').pop() ?? '';
     } catch (err) {

@@ -11,6 +11,7 @@ import { run } from '../../src/sys/exec.js';
 import { thaw } from '../../src/sys/freeze.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
+import { scaledDeadlineMs } from './vm-slowdown.js';
 
 type AccessMode = NonNullable<NonNullable<VolumeCapability['access_mode']>['mode']>;
 
@@ -89,10 +90,11 @@ export class DriverHarness {
     this.proc = proc;
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => { this.log += d; });
-    this.client = new CsiClient(this.endpoint, 60_000);
+    this.client = new CsiClient(this.endpoint, scaledDeadlineMs(60_000));
     // A bound against a driver that never comes up, not a speed check: under the VM's emulation
-    // on a busy host, loading node's modules over 9p alone has taken 17 s.
-    const deadline = Date.now() + 60_000;
+    // on a busy host, loading node's modules over 9p alone has taken 17 s; stretched by the VM's
+    // measured slowdown, so a loaded host gives a slow start, not a failure.
+    const deadline = Date.now() + scaledDeadlineMs(60_000);
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`driver exited with ${proc.exitCode}: ${this.log}`);
       try {

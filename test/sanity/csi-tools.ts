@@ -1,11 +1,11 @@
-// Test support: csi-sanity (from the upstream tools beside the checkout, test/helpers/csi-tools.ts) unpacked alone, how to run it and read its report.
+// Test support: csi-sanity (from the upstream tools, test/helpers/csi-tools.ts) unpacked alone, how to run it and read its report.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
-import { CSI_TOOLS } from '../helpers/csi-tools.js';
+import { CSI_TOOLS, toolsMissing } from '../helpers/csi-tools.js';
 import { MiB } from '../driver/support.js';
 
 async function sha256(file: string): Promise<string> {
@@ -43,7 +43,12 @@ async function unpackCsiSanity(): Promise<string> {
 let sanity: Promise<string | { missing: string }> | undefined;
 export function csiSanity(): Promise<string | { missing: string }> {
   sanity ??= (async () => {
-    if (!existsSync(path.join(CSI_TOOLS, 'bin', 'csi-sanity.xz'))) return { missing: `csi-sanity is not here: ${CSI_TOOLS}/bin/csi-sanity.xz is missing (the upstream kubernetes-csi tools; see their README for the tags and how they are built)` };
+    if (!existsSync(path.join(CSI_TOOLS, 'bin', 'csi-sanity.xz'))) {
+      // A directory of ready binaries (LODE_CSI_TOOLS) is used as it is.
+      const ready = path.join(CSI_TOOLS, 'csi-sanity');
+      if (existsSync(ready)) return ready;
+      return { missing: toolsMissing(`csi-sanity is not here: ${CSI_TOOLS} has neither bin/csi-sanity.xz nor csi-sanity`) };
+    }
     try {
       return await unpackCsiSanity();
     } catch (err) {

@@ -1,6 +1,8 @@
 // Renders the shell script the guest runs once the host root is mounted: load modules, run each test
 // file with node --test, and print markers on the console that tell the host how far it got.
 import { GUEST_JOB_DIR } from './initramfs.js';
+import { shellQuote } from './shell-quote.js';
+import { slowdownProbe } from './slowdown.js';
 
 export const MARK = {
   userspace: '@@lode-vm userspace@@',
@@ -12,9 +14,7 @@ export const MARK = {
 
 export const GUEST_RESULTS_DIR = `${GUEST_JOB_DIR}/results`;
 
-export function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 export interface JobSpec {
   files: readonly string[];
@@ -22,6 +22,7 @@ export interface JobSpec {
   reporter: string;
   modules: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** Each file's bound at the reference speed; the guest stretches it by the slowdown it measures. */
   fileTimeoutSeconds: number;
 }
 
@@ -34,6 +35,9 @@ export function jobScript(spec: JobSpec): string {
     `echo ${shellQuote(MARK.userspace)}`,
     // One modprobe for all: each process start costs a visible fraction of a second under emulation.
     ...(spec.modules.length > 0 ? [`modprobe -a ${spec.modules.map(shellQuote).join(' ')} || echo "lode-vm: modprobe failed"`] : []),
+    // After the modules, so the loop is timed with the boot's work done.
+    ...slowdownProbe(),
+    `file_timeout=$(( ${spec.fileTimeoutSeconds} * lode_permille / 1000 ))`,
     // The kernel starts with loopback down; tests that serve HTTP on 127.0.0.1 (metrics) need it.
     'ip link set lo up 2>/dev/null || busybox ip link set lo up 2>/dev/null || echo "lode-vm: cannot bring up loopback"',
     `mkdir -p ${GUEST_RESULTS_DIR}`,
@@ -42,7 +46,7 @@ export function jobScript(spec: JobSpec): string {
     '  n=$1; f=$2',
     '  echo "@@lode-vm start $n@@"',
     // The guest bounds each file itself, so one that hangs does not cost the files after it.
-    `  timeout -k 10 ${spec.fileTimeoutSeconds} node --test --test-concurrency=1 \\`,
+    '  timeout -k 10 "$file_timeout" node --test --test-concurrency=1 \\',
     '    --test-reporter=spec --test-reporter-destination=stdout \\',
     `    --test-reporter=${shellQuote(spec.reporter)} --test-reporter-destination=${GUEST_RESULTS_DIR}/$n.jsonl "$f"`,
     '  echo "@@lode-vm end $n rc=$?@@"',

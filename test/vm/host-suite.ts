@@ -150,7 +150,8 @@ export function vmTestFiles(files: readonly string[], opts: VmSuiteOptions = {})
         for (const r of runs) r.catch(() => undefined);
       }
       const vm = await runs[g]!;
-      if (j === 0) t.diagnostic(`VM ${g + 1} of ${groups.length} booted in ${(vm.bootMs / 1000).toFixed(1)} s`);
+      if (j === 0) t.diagnostic(`VM ${g + 1} of ${groups.length} booted in ${(vm.bootMs / 1000).toFixed(1)} s, slowdown ${vm.slowdown.toFixed(2)} (its speed loop took ${vm.speedLoopMs} ms; its bounds stretch by that)`);
+      if (j === 0 && vm.extraShares.length > 0) t.diagnostic(`shared on their own, hidden by the guest's /tmp or /run: ${vm.extraShares.map((s) => s.dir).join(', ')}`);
       const f = vm.files[j];
       if (!f) throw new Error(`no result for ${file}`);
       t.diagnostic(`${file} took ${(f.durationMs / 1000).toFixed(1)} s in the guest`);

@@ -1,9 +1,12 @@
 // Builds the VM's initramfs at test time: a static busybox, the kernel modules that reach the host root
-// over 9p, and an init that mounts it read-only and hands over to the job script on the writable share.
+// over 9p, and an init that mounts it (and any directory it would hide) read-only and hands over to the
+// job script on the writable share.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { cpioArchive, type CpioEntry } from './cpio.js';
+import type { ExtraShare } from './checkout-shares.js';
+import { shellQuote } from './shell-quote.js';
 
 /** 9p tags that the qemu command line and the init below agree on. */
 export const HOST_ROOT_TAG = 'hostroot';
@@ -49,7 +52,7 @@ function moduleObject(file: string): Buffer {
   return execFileSync(tool, ['-dc', file], { maxBuffer: 64 * 1024 * 1024 });
 }
 
-function initScript(moduleNames: readonly string[]): string {
+function initScript(moduleNames: readonly string[], shares: readonly ExtraShare[]): string {
   const bb = '/bin/busybox';
   const opts = 'trans=virtio,version=9p2000.L,msize=512000';
   const fail = (why: string): string => `{ echo "${BOOT_FAILED_MARKER}: ${why}@@"; ${bb} poweroff -f; }`;
@@ -62,6 +65,11 @@ function initScript(moduleNames: readonly string[]): string {
     `${bb} mount -t 9p -o ${opts},ro,cache=loose ${HOST_ROOT_TAG} /root || ${fail('cannot mount the host root over virtio-9p')}`,
     `${bb} mount -t tmpfs -o mode=1777 tmpfs /root/tmp || ${fail('cannot mount tmpfs on /tmp')}`,
     `${bb} mount -t tmpfs -o mode=0755 tmpfs /root/run || ${fail('cannot mount tmpfs on /run')}`,
+    // A checkout (or anything else the tests read) under /tmp or /run, hidden by the tmpfs above.
+    ...shares.map((s) => {
+      const at = shellQuote(`/root${s.dir}`);
+      return `${bb} mkdir -p ${at} && ${bb} mount -t 9p -o ${opts},ro,cache=loose ${s.tag} ${at} || ${fail(`cannot mount ${s.dir.replace(/["$`\\@]/g, '')} over virtio-9p`)}`;
+    }),
     `${bb} mount -t proc proc /root/proc && ${bb} mount -t sysfs sysfs /root/sys && ${bb} mount -t devtmpfs devtmpfs /root/dev || ${fail('cannot mount /proc, /sys or /dev')}`,
     `${bb} mkdir -p /root${GUEST_JOB_DIR} && ${bb} mount -t 9p -o ${opts} ${JOB_TAG} /root${GUEST_JOB_DIR} || ${fail('cannot mount the job share')}`,
     `${bb} umount /proc /dev`,
@@ -73,13 +81,13 @@ function initScript(moduleNames: readonly string[]): string {
   ].join('\n');
 }
 
-export function buildInitramfs(busybox: string, modulesDir: string): Buffer {
+export function buildInitramfs(busybox: string, modulesDir: string, shares: readonly ExtraShare[] = []): Buffer {
   const modules = moduleClosure(modulesDir, EARLY_MODULES);
   const names = modules.map((m, i) => `${String(i).padStart(2, '0')}-${path.basename(m).replace(/\.ko\.\w+$/, '.ko')}`);
   const entries: CpioEntry[] = [
     ...['bin', 'dev', 'proc', 'sys', 'root', 'tmp', 'modules'].map((d): CpioEntry => ({ name: d, kind: 'dir', mode: 0o755 })),
     { name: 'bin/busybox', kind: 'file', mode: 0o755, data: readFileSync(busybox) },
-    { name: 'init', kind: 'file', mode: 0o755, data: Buffer.from(initScript(names)) },
+    { name: 'init', kind: 'file', mode: 0o755, data: Buffer.from(initScript(names, shares)) },
     ...modules.map((m, i): CpioEntry => ({ name: `modules/${names[i]}`, kind: 'file', mode: 0o644, data: moduleObject(path.join(modulesDir, m)) })),
   ];
   return cpioArchive(entries);

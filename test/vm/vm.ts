@@ -1,5 +1,6 @@
 // Boots a throw-away VM with Debian's kernel (software emulation), the host root shared read-only over
-// 9p and tmpfs for /tmp and /run, runs node:test files inside it and brings their results back.
+// 9p and tmpfs for /tmp and /run (a checkout there travels as its own read-only share), runs node:test
+// files inside it and brings their results back.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import * as os from 'node:os';
@@ -8,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { parseGuestResults, type GuestTestResult } from './guest-reporter.js';
 import { GUEST_JOB_SCRIPT, HOST_ROOT_TAG, JOB_TAG, BOOT_FAILED_MARKER, buildInitramfs } from './initramfs.js';
 import { MARK, jobScript } from './guest-job.js';
+import { extraShares, type ExtraShare } from './checkout-shares.js';
+import { SLOWDOWN_MARK, hostFileWaitMs, guestFileSeconds } from './slowdown.js';
 import { which, type VmHost } from './prerequisites.js';
 
 export interface GuestFileResult {
@@ -27,6 +30,12 @@ export interface VmRun {
   files: GuestFileResult[];
   /** From starting qemu to the guest's job script running. */
   bootMs: number;
+  /** How many times slower than the reference the guest measured itself at boot (test/vm/slowdown.ts). */
+  slowdown: number;
+  /** The guest's timed loop, in ms (the slowdown is this over the reference). */
+  speedLoopMs: number;
+  /** Host directories under /tmp or /run the guest got as their own shares. */
+  extraShares: ExtraShare[];
   console: string;
 }
 
@@ -35,7 +44,10 @@ export interface VmOptions {
   memoryMiB?: number;
   cpus?: number;
   bootTimeoutMs?: number;
-  /** Each file's bound inside the guest; the host adds a margin and then gives up on the VM. */
+  /**
+   * Each file's bound inside the guest at the reference speed; the guest stretches it by the slowdown
+   * it measures at boot, and the host adds a margin and then gives up on the VM.
+   */
   fileTimeoutMs?: number;
   /** Loaded in the guest before the tests; built-in ones are fine to name. */
   modules?: readonly string[];
@@ -64,8 +76,10 @@ function tail(s: string, n = TAIL): string {
 }
 
 const reporterPath = fileURLToPath(new URL('./guest-reporter.js', import.meta.url));
+/** The checkout this harness runs from (dist/test/vm/ is three levels down): the guest loads its reporter and helpers. */
+const harnessCheckout = path.resolve(path.dirname(reporterPath), '../../..');
 
-export function qemuArgs(host: VmHost, initrd: string, shareDir: string, memoryMiB: number, cpus: number): string[] {
+export function qemuArgs(host: VmHost, initrd: string, shareDir: string, memoryMiB: number, cpus: number, shares: readonly ExtraShare[] = []): string[] {
   return [
     '-accel', 'tcg',
     '-cpu', 'max',
@@ -80,6 +94,8 @@ export function qemuArgs(host: VmHost, initrd: string, shareDir: string, memoryM
     '-append', 'console=ttyS0 panic=-1 loglevel=3',
     '-virtfs', `local,path=/,mount_tag=${HOST_ROOT_TAG},security_model=none,readonly=on,multidevs=remap`,
     '-virtfs', `local,path=${shareDir},mount_tag=${JOB_TAG},security_model=none`,
+    // qemu reads a doubled comma as one inside an option's value.
+    ...shares.flatMap((s) => ['-virtfs', `local,path=${s.dir.replace(/,/g, ',,')},mount_tag=${s.tag},security_model=none,readonly=on,multidevs=remap`]),
   ];
 }
 
@@ -203,7 +219,8 @@ function removeStaleShares(tmp: string): void {
 }
 
 // CI, and the crash-slice choice (test/conformance/crash-slice.ts), reach the guest's tests unchanged.
-const PASSED_ENV = ['CI', 'LODE_CRASH_POINTS', 'LODE_CRASH_SEED'];
+// LODE_CSI_TOOLS too, where the upstream tools are not beside the checkout (a clone elsewhere).
+const PASSED_ENV = ['CI', 'LODE_CRASH_POINTS', 'LODE_CRASH_SEED', 'LODE_CSI_TOOLS'];
 
 function passedThrough(): Record<string, string> {
   return Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : [])));
@@ -217,6 +234,14 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
   const fileTimeoutMs = opts.fileTimeoutMs ?? 300_000;
   const cwd = opts.cwd ?? process.cwd();
   const absFiles = files.map((f) => path.resolve(cwd, f));
+  const passed = { ...passedThrough(), ...opts.env };
+  // Everything the guest reads from a checkout or tool directory that its own /tmp or /run would hide.
+  const shares = extraShares([
+    cwd,
+    harnessCheckout,
+    ...absFiles.map((f) => path.dirname(f)),
+    ...(passed.LODE_CSI_TOOLS ? [path.resolve(passed.LODE_CSI_TOOLS)] : []),
+  ]);
 
   removeStaleShares(os.tmpdir());
   const shareDir = mkdtempSync(path.join(os.tmpdir(), 'lode-vm-'));
@@ -225,7 +250,7 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
   const initrd = path.join(os.tmpdir(), `${path.basename(shareDir)}.initrd`);
   let qemu: Qemu | undefined;
   try {
-    writeFileSync(initrd, buildInitramfs(opts.host.busybox, opts.host.modulesDir));
+    writeFileSync(initrd, buildInitramfs(opts.host.busybox, opts.host.modulesDir, shares));
     mkdirSync(resultsDir);
     writeFileSync(
       path.join(shareDir, path.basename(GUEST_JOB_SCRIPT)),
@@ -234,14 +259,14 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
         cwd,
         reporter: reporterPath,
         modules: opts.modules ?? DEFAULT_GUEST_MODULES,
-        env: { LODE_VM_GUEST: '1', ...passedThrough(), ...opts.env },
+        env: { LODE_VM_GUEST: '1', ...passed },
         fileTimeoutSeconds: Math.ceil(fileTimeoutMs / 1000),
       }),
       { mode: 0o755 },
     );
 
     const started = Date.now();
-    const args = qemuArgs(opts.host, initrd, shareDir, memoryMiB, cpus);
+    const args = qemuArgs(opts.host, initrd, shareDir, memoryMiB, cpus, shares);
     // A host test killed by a signal runs no exit handler; the parent-death signal still takes qemu
     // down with it (setpriv execs qemu, so the pid is qemu's).
     const setpriv = which('setpriv');
@@ -264,6 +289,18 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
       );
     }
     const bootMs = Date.now() - started;
+    // The guest times its loop right after the userspace marker; a boot step, so under the boot's bound.
+    const measured = await q.waitFor(() => q.find(SLOWDOWN_MARK, 0) !== undefined, bootTimeoutMs);
+    const speed = q.find(SLOWDOWN_MARK, 0);
+    if (measured !== 'ok' || !speed) {
+      throw new VmBootError(
+        `the test VM did not report its speed: ${measured === 'timeout' ? `no "slowdown" line within ${bootTimeoutMs / 1000} s` : `qemu ${q.describeExit()}`}\n` +
+          `--- console (tail) ---\n${tail(q.console.trim()) || '(empty)'}`,
+      );
+    }
+    const permille = Number(speed.match[2]);
+    const fileWaitMs = hostFileWaitMs(fileTimeoutMs, permille);
+    const guestFileS = guestFileSeconds(Math.ceil(fileTimeoutMs / 1000), permille);
 
     const results: GuestFileResult[] = [];
     let gaveUp: string | undefined;
@@ -277,7 +314,7 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
       const t0 = Date.now();
       const endRe = MARK.end(i);
       // The guest's own timeout fires first; the margin covers its kill grace and a slow start.
-      const r = await q.waitFor(() => q.find(endRe, cursor) !== undefined, fileTimeoutMs + 30_000);
+      const r = await q.waitFor(() => q.find(endRe, cursor) !== undefined, fileWaitMs);
       const end = q.find(endRe, cursor);
       const begin = q.find(new RegExp(MARK.start(i)), cursor);
       const consoleText = q.text(begin?.end ?? cursor, end?.start).trim();
@@ -285,19 +322,19 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
       let problem: string | undefined;
       if (r !== 'ok' || !end) {
         problem = r === 'timeout'
-          ? `the VM stopped answering while ${file} ran (no end marker within ${(fileTimeoutMs + 30_000) / 1000} s); it was killed`
+          ? `the VM stopped answering while ${file} ran (no end marker within ${fileWaitMs / 1000} s); it was killed`
           : `qemu ${q.describeExit()} while ${file} ran`;
         gaveUp = `not run: ${problem}`;
         q.kill();
       } else {
         cursor = end.end;
-        if (rc === '124' || rc === '137') problem = `${file} did not finish within ${fileTimeoutMs / 1000} s in the guest and was killed`;
+        if (rc === '124' || rc === '137') problem = `${file} did not finish within ${guestFileS} s in the guest and was killed`;
       }
       const tests = readResults(path.join(resultsDir, `${i}.jsonl`));
       results.push({ file, exitCode: rc === undefined ? undefined : Number(rc), tests, problem, console: consoleText, durationMs: Date.now() - t0 });
     }
     if (!gaveUp && (await q.waitFor(() => false, 30_000)) === 'timeout') q.kill();
-    return { files: results, bootMs, console: q.console };
+    return { files: results, bootMs, slowdown: permille / 1000, speedLoopMs: Number(speed.match[1]), extraShares: shares, console: q.console };
   } finally {
     qemu?.kill();
     if (qemu && !qemu.exited) await qemu.waitFor(() => false, 10_000);
