@@ -31,7 +31,7 @@ if [ "$quick" = 1 ]; then
   quick_files=()
   for f in "${files[@]}"; do
     case "$f" in
-      "$vm_file"|dist/test/vm/harness.test.js|dist/test/image/*|dist/test/bench/real-sidecars.test.js|dist/test/bench/differential.test.js) ;;
+      "$vm_file"|dist/test/vm/harness.test.js|dist/test/vm/any-path.test.js|dist/test/image/*|dist/test/bench/real-sidecars.test.js|dist/test/bench/differential.test.js) ;;
       *) quick_files+=("$f") ;;
     esac
   done
