@@ -7,6 +7,7 @@ import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
 import { formatBytesQuantity } from '../api/quantity.js';
+import { claimRefTo } from '../api/claim-ref.js';
 import { doublingDelayMs } from '../runtime/backoff.js';
 
 /** The provisioner library's retry backoff (1 s doubling to 5 min) and the sidecar's --timeout default. */
@@ -88,7 +89,7 @@ export function pvForVolume(ctx: BenchContext, pvc: V1PersistentVolumeClaim, sc:
       persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
       storageClassName: sc.metadata?.name,
       mountOptions: sc.mountOptions,
-      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
+      claimRef: claimRefTo(pvc),
       csi: { driver: ctx.driverName, volumeHandle: volume.volume_id, ...(fsTypeOf(sc) !== '' ? { fsType: fsTypeOf(sc) } : {}), volumeAttributes: { ...(volume.volume_context ?? {}) } },
       ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
     },

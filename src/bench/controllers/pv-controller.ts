@@ -7,6 +7,7 @@ import {
 } from '../api/annotations.js';
 import { objectKey, splitKey, type KindMap } from '../api/kinds.js';
 import { findMatchingVolume } from './scheduler/volume-binding.js';
+import { claimRefTo } from '../api/claim-ref.js';
 
 const SOURCE = 'persistentvolume-controller';
 /** The controller's periodic resync (--pvclaimbinder-sync-period). */
@@ -147,7 +148,7 @@ export class PvController extends Controller {
       const ref = o.spec?.claimRef;
       if (!ref || ref.uid !== pvc.metadata?.uid) {
         if (!ref) o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: 'yes' };
-        o.spec!.claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion };
+        o.spec!.claimRef = claimRefTo(pvc);
         changed = true;
       }
       if (o.status?.phase !== 'Bound') {
