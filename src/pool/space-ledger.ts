@@ -1,7 +1,7 @@
 // Each pool's space ledger: the bytes given to volumes, snapshots and quarantined storage, what is free for new storage with reservations counted as taken, and the refusals when it is not.
 import type { Backend } from './backend.js';
 import type { PoolStats } from './pool-stats.js';
-import { formatSize } from './sizes.js';
+import { humanBytes } from '../util/quantity.js';
 
 /**
  * Space promised to volumes that are about to be created (src/driver/cluster/reservations): every create,
@@ -27,7 +27,7 @@ export interface HoldStep {
 /** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
 export class PoolFullError extends Error {
   constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
-    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
+    super(`pool ${pool} has ${humanBytes(available)} free; ${what} needs ${humanBytes(requested)}`);
     this.name = 'PoolFullError';
   }
 }
@@ -39,7 +39,7 @@ export class PoolFullError extends Error {
  */
 export class VolumeTooLargeError extends Error {
   constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
-    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
+    super(`pool ${pool} makes volumes up to ${humanBytes(maxBytes)}; ${humanBytes(requested)} asked`);
     this.name = 'VolumeTooLargeError';
   }
 }

@@ -6,7 +6,7 @@ import { grpcCode } from '../../csi/client.js';
 import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { formatBytesQuantity } from '../../util/quantity.js';
 import { claimRefTo } from '../api/claim-ref.js';
 import { doublingDelayMs } from '../runtime/backoff.js';
 

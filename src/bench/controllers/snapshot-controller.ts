@@ -4,7 +4,7 @@ import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { formatBytesQuantity } from '../../util/quantity.js';
 import { claimDataSource, isPendingClaim } from '../api/data-source.js';
 import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotClass, type VolumeSnapshotContent } from '../api/snapshot-types.js';
 import {

@@ -7,7 +7,7 @@ import {
 } from '../../api/annotations.js';
 import { isControlledBy, podClaims, requestedBytes } from '../../api/pod-helpers.js';
 import { labelSelectorMatches, nodeSelectorMatches } from '../../api/selectors.js';
-import { parseQuantity } from '../../api/quantity.js';
+import { parseQuantity } from '../../../util/quantity.js';
 import { claimRefTo } from '../../api/claim-ref.js';
 
 /** What PreFilter found: claims sorted into bound, delayed-unbound, or a reason the pod cannot be scheduled. */
