@@ -9,6 +9,7 @@ import { splitKey } from '../api/kinds.js';
 import { formatBytesQuantity } from '../../util/quantity.js';
 import { claimRefTo } from '../api/claim-ref.js';
 import { doublingDelayMs } from '../runtime/backoff.js';
+import { queueKey, type QueueKey } from '../runtime/queue-key.js';
 
 /** The provisioner library's retry backoff (1 s doubling to 5 min) and the sidecar's --timeout default. */
 export const RETRY_START_MS = 1_000;
@@ -111,6 +112,9 @@ export function removeDeletedPv(ctx: BenchContext, name: string): void {
   });
 }
 
+/** A provisioner's work on a claim (namespace/name) or a released volume (name). */
+export type ProvisionerKey = QueueKey<'pvc' | 'pv'>;
+
 /** What the shared provisioning and deletion steps need of the provisioner calling them. */
 export interface ProvisionerHost {
   readonly ctx: BenchContext;
@@ -118,7 +122,7 @@ export interface ProvisionerHost {
   readonly source: string;
   /** Consecutive failures per claim key (and `pv/<name>` for deletes), for the backoff. */
   readonly failures: Map<string, number>;
-  enqueueAfter(key: string, delayMs: number): void;
+  enqueueAfter(key: ProvisionerKey, delayMs: number): void;
   /** Capacity refresh after anything that may change free space. */
   onCapacityChange(): void;
 }
@@ -156,7 +160,7 @@ export function provisioningFailed(c: ProvisionerHost, key: string, pvc: V1Persi
   }
   const n = (c.failures.get(key) ?? 0) + 1;
   c.failures.set(key, n);
-  c.enqueueAfter(`pvc:${key}`, isFinalError(err) && code === CODE.INVALID_ARGUMENT ? RETRY_MAX_MS : retryDelayMs(n));
+  c.enqueueAfter(queueKey('pvc', key), isFinalError(err) && code === CODE.INVALID_ARGUMENT ? RETRY_MAX_MS : retryDelayMs(n));
 }
 
 /**
@@ -171,7 +175,7 @@ export async function deleteReleasedPv(c: ProvisionerHost, pv: V1PersistentVolum
     c.ctx.events.record(c.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
     const n = (c.failures.get(`pv/${name}`) ?? 0) + 1;
     c.failures.set(`pv/${name}`, n);
-    c.enqueueAfter(`pv:${name}`, retryDelayMs(n));
+    c.enqueueAfter(queueKey('pv', name), retryDelayMs(n));
     return;
   }
   c.failures.delete(`pv/${name}`);
