@@ -7,7 +7,7 @@ import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
-import { humanBytes } from '../src/bench/api/quantity.js';
+import { humanBytes } from '../src/util/quantity.js';
 import { ANN_LODE_POOLS } from '../src/bench/api/annotations.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 import { formatDuration } from '../src/bench/clock/virtual-clock.js';

@@ -95,8 +95,8 @@ interface BackendCore {
   problem(record: VolumeRecord): Promise<string | undefined>;
   /** Whether a mount (as the mount table has it) shows one of this pool's volumes. */
   holdsMount(mount: MountEntry): Promise<boolean>;
-  /** Whether the pool is usable right now (for Probe and /healthz); undefined when it is. */
-  healthy(): Promise<string | undefined>;
+  /** Why the pool is unusable right now (for Probe and /healthz), or undefined when it is usable. */
+  healthProblem(): Promise<string | undefined>;
   /**
    * What makes the volume abnormal without stopping its use (its thin pool nearly full), for
    * the volume condition; undefined when nothing does. Unlike `problem`, staging goes ahead.

@@ -1,6 +1,7 @@
 // Parses a pool specification "NAME=DIR[,backend=loop|dir|lvm][,vg=VG][,thin-pool=LV][,overprovision=N][,snapshot-size=20%][,size=10Gi][,default-size=1Gi][,max-volume-size=5Gi][,reserve=20%][,inline-max-size=1Gi][,direct-io=on]".
 import * as path from 'node:path';
-import { GiB, parseSize } from './sizes.js';
+import { GiB } from './sizes.js';
+import { parseBytes } from '../util/quantity.js';
 import { LVM_NAME } from '../sys/lvm.js';
 import { BACKEND_NAMES, isBackendName, type PoolConfig, type PoolReserve } from './pool.js';
 
@@ -33,7 +34,7 @@ export function parsePoolSpec(spec: string): PoolConfig {
     const [key = '', value = ''] = opt.split('=', 2);
     const size = () => {
       try {
-        const bytes = parseSize(value);
+        const bytes = parseBytes(value);
         if (bytes <= 0) throw new Error('must be positive');
         return bytes;
       } catch (err) {

@@ -1,10 +1,10 @@
 // The refusals of a pool that cannot take what is asked: no room, or more than its largest volume.
-import { formatSize } from './sizes.js';
+import { humanBytes } from '../util/quantity.js';
 
 /** Raised when a pool cannot take a volume, or a volume's growth, of the asked size. */
 export class PoolFullError extends Error {
   constructor(readonly pool: string, readonly requested: number, readonly available: number, what: string) {
-    super(`pool ${pool} has ${formatSize(available)} free; ${what} needs ${formatSize(requested)}`);
+    super(`pool ${pool} has ${humanBytes(available)} free; ${what} needs ${humanBytes(requested)}`);
     this.name = 'PoolFullError';
   }
 }
@@ -16,7 +16,7 @@ export class PoolFullError extends Error {
  */
 export class VolumeTooLargeError extends Error {
   constructor(readonly pool: string, readonly maxBytes: number, readonly requested: number, readonly growth: boolean) {
-    super(`pool ${pool} makes volumes up to ${formatSize(maxBytes)}; ${formatSize(requested)} asked`);
+    super(`pool ${pool} makes volumes up to ${humanBytes(maxBytes)}; ${humanBytes(requested)} asked`);
     this.name = 'VolumeTooLargeError';
   }
 }

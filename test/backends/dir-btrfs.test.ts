@@ -98,13 +98,13 @@ test('btrfs: release deletes subvolumes a volume\'s user nested inside it, which
   assert.equal((await sh('btrfs', ['subvolume', 'list', mnt])).trim(), '', 'no subvolume is left');
 });
 
-test('btrfs: healthy() holds while quotas are on and names the fix once they are turned off under a running pool', async (t) => {
+test('btrfs: healthProblem() is none while quotas are on and names the fix once they are turned off under a running pool', async (t) => {
   const mnt = await btrfs.make(t);
   const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
   await b.open([]);
-  assert.equal(await b.healthy(), undefined);
+  assert.equal(await b.healthProblem(), undefined);
   await sh('btrfs', ['quota', 'disable', mnt]);
-  assert.match((await b.healthy()) ?? '', new RegExp(`^pool quota-pool: .*btrfs quota enable ${mnt}`));
+  assert.match((await b.healthProblem()) ?? '', new RegExp(`^pool quota-pool: .*btrfs quota enable ${mnt}`));
 });
 
 test('btrfs snapshots: a volume\'s extents shared with its snapshot count as still to be written, so what is available drops by them', async (t) => {

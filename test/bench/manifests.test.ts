@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseManifests, UnmodelledFields, ManifestError } from '../../src/bench/manifests/load-manifests.js';
 import { parsePoolsAnnotation } from '../../src/bench/api/node-pools.js';
-import { parseQuantity } from '../../src/bench/api/quantity.js';
+import { parseQuantity } from '../../src/util/quantity.js';
 
 describe('manifests', () => {
   it('reads several documents and a List', () => {

@@ -26,6 +26,7 @@ test('bad flags and missing pieces stop the driver with a message naming the pro
       [['--endpoint', ep, '--node-id', 'n1', '--pool', 'p=relative/dir'], /must be an absolute path/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `Bad_Name=${dir}`], /a name is 1-63 lower-case/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},size=lots`], /size: "lots" is not a size/],
+      [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},size=10GB`], /size: "10GB" is not a size: give a Kubernetes quantity: .*Ki, Mi, Gi.*k, M, G/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir},colour=blue`], /unknown option "colour"/],
       [['--endpoint', ep, '--node-id', 'n1', '--pool', `p=${dir}`, '--pool', `p=${dir}`], /given twice/],
       [['--endpoint', 'tcp://127.0.0.1:1', '--node-id', 'n1', '--pool', `p=${dir}`], /must be unix:\/\/\/absolute/],

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
-import { parseSize } from '../../src/pool/sizes.js';
+import { parseBytes } from '../../src/util/quantity.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
 import { kubectlMissing, renderKustomization, REPO_ROOT } from './render.js';
 
@@ -25,7 +25,7 @@ test('install.md gives the lode container\'s memory request as the DaemonSet set
   assert.ok(request !== undefined);
   const m = /The `lode` container requests (\d+) MiB of memory/.exec(doc);
   assert.ok(m, 'install.md states the memory request');
-  assert.equal(Number(m[1]) * 2 ** 20, parseSize(String(request)));
+  assert.equal(Number(m[1]) * 2 ** 20, parseBytes(String(request)));
 });
 
 test('install.md calls each package it names a runtime or development dependency as package.json does', () => {

@@ -15,7 +15,7 @@ import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1
 import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { PERMISSIONS } from '../../src/driver/cluster/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
-import { parseSize } from '../../src/pool/sizes.js';
+import { parseBytes } from '../../src/util/quantity.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
@@ -185,7 +185,7 @@ test('the driver container: privileged, Bidirectional kubelet mount, /dev, pools
   // The request covers what the driver holds (measured: see the comment in daemonset.yaml).
   // With API access the driver also holds the Kubernetes client: 117 MiB idle against 71 MiB.
   const held = envValue(lode, 'LODE_IN_CLUSTER') === 'true' ? 125 : 80;
-  assert.ok(parseSize(String(lode.resources?.requests?.['memory'])) >= held * 2 ** 20, `memory request ${String(lode.resources?.requests?.['memory'])}`);
+  assert.ok(parseBytes(String(lode.resources?.requests?.['memory'])) >= held * 2 ** 20, `memory request ${String(lode.resources?.requests?.['memory'])}`);
 });
 
 test('csi-provisioner runs per node with capacity tracking and the env it needs', { skip }, async () => {

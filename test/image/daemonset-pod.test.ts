@@ -10,7 +10,7 @@ import { CsiClient } from '../../src/csi/client.js';
 import { listLoopDevices } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
-import { parseSize } from '../../src/pool/sizes.js';
+import { parseBytes } from '../../src/util/quantity.js';
 import { kubectlMissing, REPO_ROOT } from '../deploy/render.js';
 import { dirBtrfsFixture } from '../conformance/fixtures.js';
 import { CAP_SYS_RESOURCE, fileHash, fsCap, hasCapability, MiB, writeRandomFile } from '../driver/support.js';
@@ -405,7 +405,7 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     const busyRss = await rss();
     t.diagnostic(`driver RSS: ${Math.round(idleRss / MiB)} MiB after start, ${Math.round(busyRss / MiB)} MiB after csi-sanity (request ${String(request)}); heap limit ${Math.round(heapLimit / MiB)} MiB`);
     for (const [when, bytes] of [['after start', idleRss], ['after csi-sanity', busyRss]] as const) {
-      assert.ok(bytes <= parseSize(String(request)), `RSS ${when} ${Math.round(bytes / MiB)} MiB is above the request ${String(request)}`);
+      assert.ok(bytes <= parseBytes(String(request)), `RSS ${when} ${Math.round(bytes / MiB)} MiB is above the request ${String(request)}`);
     }
   });
 

@@ -299,7 +299,7 @@ export class DirBackend implements DirectoryBackend {
     return this.caught.get(record.id);
   }
 
-  async healthy(): Promise<string | undefined> {
+  async healthProblem(): Promise<string | undefined> {
     try {
       await fs.access(this.volumesDir, fsConstants.W_OK);
       const { method } = await this.mechanism();

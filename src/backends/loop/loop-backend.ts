@@ -278,7 +278,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
     return undefined;
   }
 
-  async healthy(): Promise<string | undefined> {
+  async healthProblem(): Promise<string | undefined> {
     if (!(await loopSupported())) return `pool ${this.config.name}: ${NO_LOOP}`;
     try {
       await fs.access(this.dir, fsConstants.W_OK);

@@ -420,7 +420,7 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
     return false;
   }
 
-  async healthy(): Promise<string | undefined> {
+  async healthProblem(): Promise<string | undefined> {
     if (Date.now() - this.health.at > HEALTH_MAX_AGE_MS) {
       // Outside the Probe call, so its deadline does not kill the check; one at a time.
       this.checking ??= outsideCall(async () => {

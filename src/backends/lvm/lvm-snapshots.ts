@@ -2,7 +2,7 @@
 import { promises as fs } from 'node:fs';
 import type { Occupant, SnapshotSupport, VolumeSource } from '../../pool/backend.js';
 import type { LvmPoolConfig, PoolConfig } from '../../pool/pool.js';
-import { formatSize } from '../../pool/sizes.js';
+import { humanBytes } from '../../util/quantity.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { SnapshotRefusedError } from '../../pool/snapshot-refused.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
@@ -89,7 +89,7 @@ export class LvmSnapshots implements SnapshotSupport {
     if (this.thin) return 'a thin snapshot (instant; blocks shared until either side rewrites them)';
     const s = this.v.lvm.snapshotSize;
     if (s === undefined) return 'none for snapshots (a thick pool needs snapshot-size=); clones are full copies';
-    return `a classic copy-on-write snapshot with an area of ${'percent' in s ? `${s.percent}% of its volume` : formatSize(s.bytes)} (instant; depends on its volume)`;
+    return `a classic copy-on-write snapshot with an area of ${'percent' in s ? `${s.percent}% of its volume` : humanBytes(s.bytes)} (instant; depends on its volume)`;
   }
 
   /** Device-mapper suspends the origin while a snapshot is made, with its filesystem frozen by the kernel. */
@@ -154,7 +154,7 @@ export class LvmSnapshots implements SnapshotSupport {
     if (!this.v.isOurs(lv)) return `logical volume ${where} no longer carries the tag ${this.v.ownTag()}`;
     if (lv.attr[8] === 'p') return `logical volume ${where} is partial: a physical volume of ${this.vg} is missing`;
     if (invalidated(lv)) {
-      return `snapshot ${where} is invalid: its volume's rewrites overflowed its ${formatSize(lv.sizeBytes)} copy-on-write area and LVM dropped it; `
+      return `snapshot ${where} is invalid: its volume's rewrites overflowed its ${humanBytes(lv.sizeBytes)} copy-on-write area and LVM dropped it; `
         + 'its data is lost: delete it (a larger snapshot-size= keeps the next one)';
     }
     return undefined;

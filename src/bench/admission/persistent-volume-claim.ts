@@ -2,7 +2,7 @@
 import { forbidden, type FieldError } from './field-error.js';
 import { at, isObject, jsonEqual, type Json } from './json.js';
 import { validateClaimSpec } from './claim-spec.js';
-import { parseQuantity, isQuantity } from '../api/quantity.js';
+import { parseQuantity, isQuantity } from '../../util/quantity.js';
 
 export function validateClaim(o: Json): FieldError[] {
   return validateClaimSpec(o.spec, 'spec');

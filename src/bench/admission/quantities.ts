@@ -1,5 +1,5 @@
 // Quantity rules: well-formed (the API server's decoder refuses anything else), non-negative, positive.
-import { isQuantity, parseQuantity } from '../api/quantity.js';
+import { isQuantity, parseQuantity } from '../../util/quantity.js';
 import { invalid, type FieldError } from './field-error.js';
 
 const FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";

@@ -1,6 +1,6 @@
 // The bench's data annotations, parsed: which volume a pod writes (and how much), and whose file another volume must hold.
 import { ANN_BENCH_EXPECT_DATA, ANN_BENCH_WRITE_DATA } from './annotations.js';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../../util/quantity.js';
 
 /** What kubelet writes when a pod names no size. */
 const DEFAULT_BYTES = 2 ** 20;

@@ -1,5 +1,5 @@
 // The `lode.csi.dev/pools` Node annotation: which Lode pools a simulated node has, of which backend, and how large each is.
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../../util/quantity.js';
 import type { PoolSpec } from '../nodes/node-driver.js';
 
 /**

@@ -1,4 +1,4 @@
-// The bench's API server: typed objects with uids, resourceVersions, finalizers and synchronous watch events.
+// The bench's object store, which the API server (apiserver/) serves: typed objects with uids, resourceVersions, finalizers and synchronous watch events.
 import { objectKey, type Kind, type KindMap } from './kinds.js';
 import { NAMESPACED } from './resources.js';
 import { bumpOnDeletion, setCreateGeneration, setUpdateGeneration } from './generation.js';

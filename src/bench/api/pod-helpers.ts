@@ -1,6 +1,6 @@
 // Facts about pods that several controllers need: their claims, resource requests, and whether they still hold a node.
 import type { V1PersistentVolumeClaim, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity } from '../../util/quantity.js';
 
 /** One PVC a pod uses, named as GetPodVolumeClaims names it. */
 export interface PodClaim {

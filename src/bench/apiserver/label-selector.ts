@@ -1,12 +1,5 @@
-// The labelSelector query parameter: equality- and set-based requirements, parsed and matched as apimachinery's labels package does.
-
-export type LabelOperator = 'Equals' | 'NotEquals' | 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'GreaterThan' | 'LessThan';
-
-export interface LabelRequirement {
-  key: string;
-  operator: LabelOperator;
-  values: string[];
-}
+// The labelSelector query parameter: equality- and set-based requirements, parsed as apimachinery's labels package does (matched in api/selectors.ts).
+import type { LabelOperator, LabelRequirement } from '../api/selectors.js';
 
 /** A malformed selector: the caller's mistake (400). */
 export class SelectorSyntaxError extends Error {}
@@ -59,7 +52,7 @@ export function parseLabelSelector(s: string): LabelRequirement[] {
         const tok = toks[i];
         const value = tok?.t === 'id' ? (i++, tok.v) : '';
         if ((op === '>' || op === '<') && !/^-?\d+$/.test(value)) fail(`for 'Gt', 'Lt' operators, the value must be an integer`);
-        const operator: LabelOperator = op === '!=' ? 'NotEquals' : op === '>' ? 'GreaterThan' : op === '<' ? 'LessThan' : 'Equals';
+        const operator: LabelOperator = op === '!=' ? 'NotEquals' : op === '>' ? 'Gt' : op === '<' ? 'Lt' : 'Equals';
         reqs.push({ key, operator, values: [value] });
       } else if (next.t === 'id' && (next.v === 'in' || next.v === 'notin')) {
         i++;
@@ -82,22 +75,4 @@ export function parseLabelSelector(s: string): LabelRequirement[] {
     }
   }
   return reqs;
-}
-
-export function labelsMatch(reqs: LabelRequirement[], labels: Record<string, string> | undefined): boolean {
-  const l = labels ?? {};
-  return reqs.every((r) => {
-    const has = Object.prototype.hasOwnProperty.call(l, r.key);
-    const v = l[r.key];
-    switch (r.operator) {
-      case 'Equals': return has && v === r.values[0];
-      case 'NotEquals': return !has || v !== r.values[0];
-      case 'In': return has && r.values.includes(v!);
-      case 'NotIn': return !has || !r.values.includes(v!);
-      case 'Exists': return has;
-      case 'DoesNotExist': return !has;
-      case 'GreaterThan': return has && /^-?\d+$/.test(v!) && Number(v) > Number(r.values[0]);
-      case 'LessThan': return has && /^-?\d+$/.test(v!) && Number(v) < Number(r.values[0]);
-    }
-  });
 }

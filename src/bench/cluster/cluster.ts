@@ -47,7 +47,7 @@ import { invalidMessage } from '../admission/status.js';
 import { applyDefaultStorageClass } from '../api/default-storage-class.js';
 import { type AnyObject, type Kind, type KindMap } from '../api/kinds.js';
 import { API_VERSIONS, KINDS } from '../api/resources.js';
-import { parseQuantity } from '../api/quantity.js';
+import { parseQuantity } from '../../util/quantity.js';
 import { withKubeletConditions } from '../api/node-status.js';
 import { ApiServer } from '../apiserver/server.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';

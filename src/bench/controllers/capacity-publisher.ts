@@ -4,7 +4,7 @@ import { Controller } from '../runtime/controller.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { GetCapacityRequest, GetCapacityResponse__Output } from '../../csi/types.js';
 import { LABEL_CAPACITY_DRIVER, LABEL_CAPACITY_MANAGED_BY } from '../api/annotations.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { formatBytesQuantity } from '../../util/quantity.js';
 
 /** --capacity-poll-interval default. */
 export const CAPACITY_POLL_MS = 60_000;

@@ -1,6 +1,7 @@
 // external-provisioner in central mode (one for the cluster, no NODE_NAME): topology from all nodes, the CreateVolume routed to the node drivers.
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { CreateVolumeRequest, Topology, Volume__Output } from '../../csi/types.js';
 import { ANN_SELECTED_NODE } from '../api/annotations.js';
@@ -8,7 +9,7 @@ import { objectKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import {
   CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor,
-  type ProvisionerHost,
+  type ProvisionerHost, type ProvisionerKey,
 } from './provisioning-helpers.js';
 import type { CentralRouter } from './central-router.js';
 import { claimDataSource } from '../api/data-source.js';
@@ -23,7 +24,7 @@ import { contentSourceFor, protectSource, releaseSnapshot } from './content-sour
  * node means the volume lands on the next one, and the scheduler's PreBind then finds a PV
  * whose node affinity does not match the pod's node.
  */
-export class CentralProvisioner extends Controller {
+export class CentralProvisioner extends Controller<ProvisionerKey> {
   private readonly host: ProvisionerHost;
 
   constructor(private readonly ctx: BenchContext, private readonly router: CentralRouter, onCapacityChange: () => void) {
@@ -31,17 +32,17 @@ export class CentralProvisioner extends Controller {
     this.host = { ctx, source: `${ctx.driverName}_central`, failures: new Map(), enqueueAfter: (k, ms) => this.enqueueAfter(k, ms), onCapacityChange };
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       if (e.type === 'DELETED') this.host.failures.delete(objectKey(e.object));
-      else this.enqueue(`pvc:${objectKey(e.object)}`);
+      else this.enqueue(queueKey('pvc', objectKey(e.object)));
     });
     ctx.store.watch('PersistentVolume', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueue(queueKey('pv', e.object.metadata?.name));
     });
   }
 
-  async reconcile(item: string): Promise<void> {
-    const key = item.slice(item.indexOf(':') + 1);
-    if (item.startsWith('pvc:')) await this.syncClaim(key);
-    else await this.syncVolume(key);
+  async reconcile(item: ProvisionerKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'pvc') await this.syncClaim(object);
+    else await this.syncVolume(object);
   }
 
   private async syncClaim(key: string): Promise<void> {

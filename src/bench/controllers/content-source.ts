@@ -3,7 +3,7 @@ import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client
 import type { BenchContext } from '../runtime/context.js';
 import type { VolumeContentSource } from '../../csi/types.js';
 import { claimDataSource, isPendingClaim, type ClaimDataSource } from '../api/data-source.js';
-import { parseQuantity } from '../api/quantity.js';
+import { parseQuantity } from '../../util/quantity.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import { SNAPSHOT_API_GROUP } from '../api/snapshot-types.js';
 import { FINALIZER_CLONE_PROTECTION, FINALIZER_PROVISIONER_SNAPSHOT_SOURCE } from '../api/annotations.js';

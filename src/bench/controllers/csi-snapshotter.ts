@@ -1,5 +1,6 @@
 // csi-snapshotter with --node-deployment (external-snapshotter pkg/sidecar-controller): this node's VolumeSnapshotContents, CreateSnapshot/DeleteSnapshot on its driver.
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { NodeDriver } from '../nodes/node-driver.js';
 import type { VolumeSnapshotContent } from '../api/snapshot-types.js';
@@ -19,8 +20,8 @@ const KNOWN_PREFIXED = new Set([
 
 class SyncError extends Error {}
 
-/** The resync key: not a valid object name, so never a content's. */
-const RESYNC = 'resync:';
+/** `vsc`: one content of this node (name); `resync`: every one. */
+type SnapshotterKey = QueueKey<'vsc' | 'resync'>;
 
 /** isCSIFinalError: after these codes the CreateSnapshot may still be running, so the being-created mark stays. */
 function isFinal(err: unknown): boolean {
@@ -28,7 +29,7 @@ function isFinal(err: unknown): boolean {
   return !(c === undefined || c === CODE.CANCELED || c === CODE.DEADLINE_EXCEEDED || c === CODE.UNAVAILABLE || c === CODE.RESOURCE_EXHAUSTED || c === CODE.ABORTED);
 }
 
-export class CsiSnapshotter extends Controller {
+export class CsiSnapshotter extends Controller<SnapshotterKey> {
   private readonly failures = new Map<string, number>();
   private readonly source: string;
   /** The content being synced, and whether it changed meanwhile (by this sidecar's own writes). */
@@ -46,16 +47,17 @@ export class CsiSnapshotter extends Controller {
       // Its own writes are in the sidecar's cache already (storeContentUpdate), so their events do
       // not make it sync again at once: a failed attempt waits for its backoff.
       if (name === this.current) this.dirty = true;
-      else this.enqueue(name);
+      else this.enqueue(queueKey('vsc', name));
     });
-    this.enqueueAfter(RESYNC, SNAPSHOT_RESYNC_MS);
+    this.enqueueAfter(queueKey('resync'), SNAPSHOT_RESYNC_MS);
   }
 
-  async reconcile(name: string): Promise<void> {
-    if (name === RESYNC) {
+  async reconcile(item: SnapshotterKey): Promise<void> {
+    const { work, object: name } = parseQueueKey(item);
+    if (work === 'resync') {
       // --resync-period (15 min): every content of this node is synced again.
-      for (const c of this.ctx.store.list('VolumeSnapshotContent')) if (c.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] === this.driver.nodeName) this.enqueue(c.metadata?.name ?? '');
-      this.enqueueAfter(RESYNC, SNAPSHOT_RESYNC_MS);
+      for (const c of this.ctx.store.list('VolumeSnapshotContent')) if (c.metadata?.labels?.[LABEL_SNAPSHOT_MANAGED_BY] === this.driver.nodeName) this.enqueue(queueKey('vsc', c.metadata?.name));
+      this.enqueueAfter(queueKey('resync'), SNAPSHOT_RESYNC_MS);
       return;
     }
     const content = this.ctx.store.get('VolumeSnapshotContent', name);
@@ -68,7 +70,7 @@ export class CsiSnapshotter extends Controller {
       const requeue = await this.syncContent(content);
       this.failures.delete(name);
       if (requeue) this.retry(name);
-      else if (this.dirty) this.enqueue(name);
+      else if (this.dirty) this.enqueue(item);
     } catch (err) {
       if (!(err instanceof SyncError)) throw err;
       this.retry(name);
@@ -80,7 +82,7 @@ export class CsiSnapshotter extends Controller {
   private retry(name: string): void {
     const n = (this.failures.get(name) ?? 0) + 1;
     this.failures.set(name, n);
-    this.enqueueAfter(name, retryDelayMs(n));
+    this.enqueueAfter(queueKey('vsc', name), retryDelayMs(n));
   }
 
   /** syncContent: delete when the controller says so, create when there is no status yet, else check status; true = requeue. */

@@ -1,6 +1,7 @@
 // external-provisioner in node-deployment mode (one per node, NODE_NAME = that node): CreateVolume/DeleteVolume against the local driver.
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import type { NodeDriver } from '../nodes/node-driver.js';
 import type { CreateVolumeRequest, Topology } from '../../csi/types.js';
@@ -9,7 +10,7 @@ import { objectKey, splitKey } from '../api/kinds.js';
 import { requestedBytes } from '../api/pod-helpers.js';
 import {
   CALL_TIMEOUT_MS, capabilitiesFor, claimToProvision, createParameters, deleteReleasedPv, isDeletable, provisioningFailed, provisioningSucceeded, pvNameFor, retryDelayMs,
-  type ProvisionerHost,
+  type ProvisionerHost, type ProvisionerKey,
 } from './provisioning-helpers.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
 import { contentSourceFor, protectSource, releaseCloneSource, releaseSnapshot, sweepSnapshotFinalizers, type DriverCapabilities } from './content-source.js';
@@ -26,7 +27,13 @@ export interface ProvisionerOptions {
   onCapacityChange: () => void;
 }
 
-export class ExternalProvisioner extends Controller {
+/**
+ * Besides a claim's or a volume's sync: `own` (race to become an Immediate claim's owner),
+ * `clone` (release a clone source once its claim goes) and `sweep` (the snapshot finalizer sweep).
+ */
+type NodeProvisionerKey = ProvisionerKey | QueueKey<'own' | 'clone' | 'sweep'>;
+
+export class ExternalProvisioner extends Controller<NodeProvisionerKey> {
   private readonly host: ProvisionerHost;
   private segments: Record<string, string> = {};
   private accessibility = false;
@@ -44,22 +51,22 @@ export class ExternalProvisioner extends Controller {
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       const key = objectKey(e.object);
       // The cloning-protection controller looks at claims being deleted.
-      if (e.type !== 'DELETED' && e.object.metadata?.deletionTimestamp) this.enqueue(`clone:${key}`);
+      if (e.type !== 'DELETED' && e.object.metadata?.deletionTimestamp) this.enqueue(queueKey('clone', key));
       if (e.type === 'DELETED') {
         this.host.failures.delete(key);
-        this.cancelDelayed(`own:${key}`);
+        this.cancelDelayed(queueKey('own', key));
         return;
       }
       // A node took the claim: stop waiting to become its owner, and start from the base
       // delay if it is ever rescheduled (the rate limiter's Forget).
       if (e.object.metadata?.annotations?.[ANN_SELECTED_NODE]) {
-        this.cancelDelayed(`own:${key}`);
+        this.cancelDelayed(queueKey('own', key));
         this.ownerAttempts.delete(key);
       }
-      this.enqueue(`pvc:${key}`);
+      this.enqueue(queueKey('pvc', key));
     });
     ctx.store.watch('PersistentVolume', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueue(queueKey('pv', e.object.metadata?.name));
     });
   }
 
@@ -73,7 +80,7 @@ export class ExternalProvisioner extends Controller {
     const rpcs = new Set((ctrl.capabilities ?? []).map((c) => c.rpc?.type));
     this.capabilities = { snapshot: rpcs.has('CREATE_DELETE_SNAPSHOT'), clone: rpcs.has('CLONE_VOLUME') };
     // The snapshot finalizer sweep runs only when the driver can snapshot (NewSnapshotFinalizerController).
-    if (this.capabilities.snapshot) this.enqueueAfter('sweep:', SNAPSHOT_SWEEP_MS);
+    if (this.capabilities.snapshot) this.enqueueAfter(queueKey('sweep'), SNAPSHOT_SWEEP_MS);
   }
 
 
@@ -81,24 +88,28 @@ export class ExternalProvisioner extends Controller {
     return this.segments;
   }
 
-  async reconcile(item: string): Promise<void> {
-    const colon = item.indexOf(':');
-    const key = item.slice(colon + 1);
-    if (item.startsWith('pvc:')) await this.syncClaim(key);
-    else if (item.startsWith('own:')) await this.becomeOwner(key);
-    else if (item.startsWith('sweep:')) {
-      sweepSnapshotFinalizers(this.ctx);
-      this.enqueueAfter('sweep:', SNAPSHOT_SWEEP_MS);
-    } else if (item.startsWith('clone:')) {
-      const { namespace, name } = splitKey(key);
-      // Still cloned by a Pending claim: retried with the work queue's backoff.
-      const n = (this.host.failures.get(item) ?? 0) + 1;
-      if (releaseCloneSource(this.ctx, namespace ?? 'default', name)) this.host.failures.delete(item);
-      else {
-        this.host.failures.set(item, n);
-        this.enqueueAfter(item, retryDelayMs(n));
+  async reconcile(item: NodeProvisionerKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    switch (work) {
+      case 'pvc': await this.syncClaim(object); break;
+      case 'own': await this.becomeOwner(object); break;
+      case 'sweep':
+        sweepSnapshotFinalizers(this.ctx);
+        this.enqueueAfter(queueKey('sweep'), SNAPSHOT_SWEEP_MS);
+        break;
+      case 'clone': {
+        const { namespace, name } = splitKey(object);
+        // Still cloned by a Pending claim: retried with the work queue's backoff.
+        const n = (this.host.failures.get(item) ?? 0) + 1;
+        if (releaseCloneSource(this.ctx, namespace ?? 'default', name)) this.host.failures.delete(item);
+        else {
+          this.host.failures.set(item, n);
+          this.enqueueAfter(item, retryDelayMs(n));
+        }
+        break;
       }
-    } else await this.syncVolume(key);
+      case 'pv': await this.syncVolume(object); break;
+    }
   }
 
   private async syncClaim(key: string): Promise<void> {
@@ -121,7 +132,7 @@ export class ExternalProvisioner extends Controller {
     this.ownerAttempts.set(key, n + 1);
     const exp = doublingDelayMs(n + 1, OWNER_BASE_DELAY_MS, OWNER_MAX_DELAY_MS);
     const delay = Math.max(0, exp - Math.floor(this.random.next() * OWNER_BASE_DELAY_MS));
-    this.enqueueAfter(`own:${key}`, delay);
+    this.enqueueAfter(queueKey('own', key), delay);
   }
 
   /** becomeOwner: check the local pool can hold the claim, then write selected-node = this node. */

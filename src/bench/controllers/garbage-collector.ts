@@ -1,5 +1,6 @@
 // The garbage collector: deletes PVCs and pods whose owners (by uid) are gone, background propagation.
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey, type Kind } from '../api/kinds.js';
 import { isKind } from '../api/resources.js';
@@ -8,12 +9,15 @@ import { isKind } from '../api/resources.js';
 const DEPENDENT_KINDS = ['PersistentVolumeClaim', 'Pod'] as const;
 type DependentKind = (typeof DEPENDENT_KINDS)[number];
 
-export class GarbageCollector extends Controller {
+/** A dependent to check, by its kind and namespace/name. */
+type DependentKey = QueueKey<DependentKind>;
+
+export class GarbageCollector extends Controller<DependentKey> {
   constructor(private readonly ctx: BenchContext) {
     super('garbage-collector', ctx.clock);
     for (const kind of DEPENDENT_KINDS) {
       ctx.store.watch(kind, (e) => {
-        if (e.type === 'ADDED' && (e.object.metadata?.ownerReferences ?? []).length > 0) this.enqueue(`${kind}|${objectKey(e.object)}`);
+        if (e.type === 'ADDED' && (e.object.metadata?.ownerReferences ?? []).length > 0) this.enqueue(queueKey(kind, objectKey(e.object)));
       });
     }
     // An owner went away: look for its dependents.
@@ -23,16 +27,16 @@ export class GarbageCollector extends Controller {
         const uid = e.object.metadata?.uid;
         for (const dk of DEPENDENT_KINDS) {
           for (const d of ctx.store.list(dk)) {
-            if ((d.metadata?.ownerReferences ?? []).some((r) => r.uid === uid)) this.enqueue(`${dk}|${objectKey(d)}`);
+            if ((d.metadata?.ownerReferences ?? []).some((r) => r.uid === uid)) this.enqueue(queueKey(dk, objectKey(d)));
           }
         }
       });
     }
   }
 
-  async reconcile(item: string): Promise<void> {
-    const [kind, key] = item.split('|') as [DependentKind, string];
-    const { namespace, name } = splitKey(key);
+  async reconcile(item: DependentKey): Promise<void> {
+    const { work: kind, object } = parseQueueKey(item);
+    const { namespace, name } = splitKey(object);
     const obj = this.ctx.store.get(kind, name, namespace);
     if (obj === undefined || obj.metadata?.deletionTimestamp) return;
     const refs = obj.metadata?.ownerReferences ?? [];

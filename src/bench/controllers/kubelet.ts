@@ -9,7 +9,7 @@ import type { NodeDriver } from '../nodes/node-driver.js';
 import { EPHEMERAL_CONTEXT_KEY } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
 import { podKey, requestedBytes, volumeClaimName } from '../api/pod-helpers.js';
-import { parseQuantity, humanBytes } from '../api/quantity.js';
+import { parseQuantity, humanBytes } from '../../util/quantity.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
 import { podDataPlan, verifyData, writeData } from './volume-data.js';

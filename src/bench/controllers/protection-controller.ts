@@ -1,29 +1,33 @@
 // The pvc-protection and pv-protection controllers (with the admission plugin that adds their finalizers): no volume vanishes while in use.
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import { FINALIZER_PV_PROTECTION, FINALIZER_PVC_PROTECTION } from '../api/annotations.js';
 import { objectKey, splitKey, type KindMap } from '../api/kinds.js';
 import { isTerminated, podClaims } from '../api/pod-helpers.js';
 
-export class ProtectionController extends Controller {
+/** A claim (namespace/name) or a volume (name) whose protection finalizer to check. */
+type ProtectionKey = QueueKey<'pvc' | 'pv'>;
+
+export class ProtectionController extends Controller<ProtectionKey> {
   constructor(private readonly ctx: BenchContext) {
     super('protection-controller', ctx.clock);
     ctx.store.watch('PersistentVolumeClaim', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`pvc:${objectKey(e.object)}`);
+      if (e.type !== 'DELETED') this.enqueue(queueKey('pvc', objectKey(e.object)));
     });
     ctx.store.watch('PersistentVolume', (e) => {
-      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueue(queueKey('pv', e.object.metadata?.name));
     });
     ctx.store.watch('Pod', (e) => {
       if (e.type !== 'DELETED' && !isTerminated(e.object)) return;
-      for (const c of podClaims(e.object)) this.enqueue(`pvc:${e.object.metadata?.namespace}/${c.claimName}`);
+      for (const c of podClaims(e.object)) this.enqueue(queueKey('pvc', `${e.object.metadata?.namespace}/${c.claimName}`));
     });
   }
 
-  async reconcile(item: string): Promise<void> {
-    const key = item.slice(item.indexOf(':') + 1);
-    if (item.startsWith('pvc:')) this.syncClaim(key);
-    else this.syncVolume(key);
+  async reconcile(item: ProtectionKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'pvc') this.syncClaim(object);
+    else this.syncVolume(object);
   }
 
   private syncClaim(key: string): void {

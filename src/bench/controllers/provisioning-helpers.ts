@@ -6,8 +6,10 @@ import { grpcCode } from '../../csi/client.js';
 import type { CreateVolumeRequest, Volume__Output } from '../../csi/types.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_PROVISIONED_BY, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, FINALIZER_PROVISIONER } from '../api/annotations.js';
 import { splitKey } from '../api/kinds.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { formatBytesQuantity } from '../../util/quantity.js';
+import { claimRefTo } from '../api/claim-ref.js';
 import { doublingDelayMs } from '../runtime/backoff.js';
+import { queueKey, type QueueKey } from '../runtime/queue-key.js';
 
 /** The provisioner library's retry backoff (1 s doubling to 5 min) and the sidecar's --timeout default. */
 export const RETRY_START_MS = 1_000;
@@ -88,7 +90,7 @@ export function pvForVolume(ctx: BenchContext, pvc: V1PersistentVolumeClaim, sc:
       persistentVolumeReclaimPolicy: sc.reclaimPolicy ?? 'Delete',
       storageClassName: sc.metadata?.name,
       mountOptions: sc.mountOptions,
-      claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion },
+      claimRef: claimRefTo(pvc),
       csi: { driver: ctx.driverName, volumeHandle: volume.volume_id, ...(fsTypeOf(sc) !== '' ? { fsType: fsTypeOf(sc) } : {}), volumeAttributes: { ...(volume.volume_context ?? {}) } },
       ...(terms.length > 0 ? { nodeAffinity: { required: { nodeSelectorTerms: terms } } } : {}),
     },
@@ -110,6 +112,9 @@ export function removeDeletedPv(ctx: BenchContext, name: string): void {
   });
 }
 
+/** A provisioner's work on a claim (namespace/name) or a released volume (name). */
+export type ProvisionerKey = QueueKey<'pvc' | 'pv'>;
+
 /** What the shared provisioning and deletion steps need of the provisioner calling them. */
 export interface ProvisionerHost {
   readonly ctx: BenchContext;
@@ -117,7 +122,7 @@ export interface ProvisionerHost {
   readonly source: string;
   /** Consecutive failures per claim key (and `pv/<name>` for deletes), for the backoff. */
   readonly failures: Map<string, number>;
-  enqueueAfter(key: string, delayMs: number): void;
+  enqueueAfter(key: ProvisionerKey, delayMs: number): void;
   /** Capacity refresh after anything that may change free space. */
   onCapacityChange(): void;
 }
@@ -155,7 +160,7 @@ export function provisioningFailed(c: ProvisionerHost, key: string, pvc: V1Persi
   }
   const n = (c.failures.get(key) ?? 0) + 1;
   c.failures.set(key, n);
-  c.enqueueAfter(`pvc:${key}`, isFinalError(err) && code === CODE.INVALID_ARGUMENT ? RETRY_MAX_MS : retryDelayMs(n));
+  c.enqueueAfter(queueKey('pvc', key), isFinalError(err) && code === CODE.INVALID_ARGUMENT ? RETRY_MAX_MS : retryDelayMs(n));
 }
 
 /**
@@ -170,7 +175,7 @@ export async function deleteReleasedPv(c: ProvisionerHost, pv: V1PersistentVolum
     c.ctx.events.record(c.source, pv, 'Warning', 'VolumeFailedDelete', rpcErrorText(err));
     const n = (c.failures.get(`pv/${name}`) ?? 0) + 1;
     c.failures.set(`pv/${name}`, n);
-    c.enqueueAfter(`pv:${name}`, retryDelayMs(n));
+    c.enqueueAfter(queueKey('pv', name), retryDelayMs(n));
     return;
   }
   c.failures.delete(`pv/${name}`);

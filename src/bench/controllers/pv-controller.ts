@@ -1,18 +1,23 @@
 // The PersistentVolume controller: static binding, provisioning annotations, bind(), Released and Lost phases.
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NO_PROVISIONER,
 } from '../api/annotations.js';
 import { objectKey, splitKey, type KindMap } from '../api/kinds.js';
 import { findMatchingVolume } from './scheduler/volume-binding.js';
+import { claimRefTo } from '../api/claim-ref.js';
 
 const SOURCE = 'persistentvolume-controller';
 /** The controller's periodic resync (--pvclaimbinder-sync-period). */
 const RESYNC_MS = 15_000;
 
-export class PvController extends Controller {
+/** A claim (namespace/name) or a volume (name) to sync. */
+type PvKey = QueueKey<'pvc' | 'pv'>;
+
+export class PvController extends Controller<PvKey> {
   /** Last state each claim was reported in, so a resync does not repeat the same event. */
   private readonly reported = new Map<string, string>();
   /**
@@ -28,35 +33,34 @@ export class PvController extends Controller {
     ctx.store.watch('PersistentVolumeClaim', (e) => {
       if (e.type === 'DELETED') {
         this.reported.delete(objectKey(e.object));
-        if (e.object.spec?.volumeName) this.enqueue(`pv:${e.object.spec.volumeName}`);
+        if (e.object.spec?.volumeName) this.enqueue(queueKey('pv', e.object.spec.volumeName));
         return;
       }
-      this.enqueue(`pvc:${objectKey(e.object)}`);
+      this.enqueue(queueKey('pvc', objectKey(e.object)));
     });
     ctx.store.watch('PersistentVolume', (e) => {
       if (e.type === 'DELETED') this.pvs.delete(e.object.metadata?.name ?? '');
       else this.pvs.set(e.object.metadata?.name ?? '', e.object);
       this.pvsSorted = undefined;
-      if (e.type !== 'DELETED') this.enqueue(`pv:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueue(queueKey('pv', e.object.metadata?.name));
       const ref = e.object.spec?.claimRef;
-      if (ref?.name) this.enqueue(`pvc:${ref.namespace ?? 'default'}/${ref.name}`);
+      if (ref?.name) this.enqueue(queueKey('pvc', `${ref.namespace ?? 'default'}/${ref.name}`));
     });
     this.scheduleResync();
   }
 
   private scheduleResync(): void {
     this.clock.setTimer(RESYNC_MS, () => {
-      for (const pvc of this.ctx.store.list('PersistentVolumeClaim')) if (pvc.status?.phase !== 'Bound') this.enqueue(`pvc:${objectKey(pvc)}`);
-      for (const pv of this.ctx.store.list('PersistentVolume')) if (pv.status?.phase !== 'Bound') this.enqueue(`pv:${pv.metadata?.name}`);
+      for (const pvc of this.ctx.store.list('PersistentVolumeClaim')) if (pvc.status?.phase !== 'Bound') this.enqueue(queueKey('pvc', objectKey(pvc)));
+      for (const pv of this.ctx.store.list('PersistentVolume')) if (pv.status?.phase !== 'Bound') this.enqueue(queueKey('pv', pv.metadata?.name));
       this.scheduleResync();
     });
   }
 
-  async reconcile(item: string): Promise<void> {
-    const colon = item.indexOf(':');
-    const key = item.slice(colon + 1);
-    if (item.startsWith('pvc:')) this.syncClaim(key);
-    else this.syncVolume(key);
+  async reconcile(item: PvKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'pvc') this.syncClaim(object);
+    else this.syncVolume(object);
   }
 
   private report(pvc: V1PersistentVolumeClaim, type: 'Normal' | 'Warning', reason: string, message: string): void {
@@ -147,7 +151,7 @@ export class PvController extends Controller {
       const ref = o.spec?.claimRef;
       if (!ref || ref.uid !== pvc.metadata?.uid) {
         if (!ref) o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: 'yes' };
-        o.spec!.claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion };
+        o.spec!.claimRef = claimRefTo(pvc);
         changed = true;
       }
       if (o.status?.phase !== 'Bound') {
@@ -202,6 +206,6 @@ export class PvController extends Controller {
       return;
     }
     if ((claim.spec?.volumeName ?? '') === name) this.setPhase('PersistentVolume', pv, 'Bound');
-    else this.enqueue(`pvc:${objectKey(claim)}`);
+    else this.enqueue(queueKey('pvc', objectKey(claim)));
   }
 }

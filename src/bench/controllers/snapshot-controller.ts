@@ -1,10 +1,11 @@
 // The cluster's snapshot-controller (external-snapshotter pkg/common-controller) started with --enable-distributed-snapshotting.
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import { objectKey, splitKey } from '../api/kinds.js';
 import { nodeSelectorMatches } from '../api/selectors.js';
-import { formatBytesQuantity } from '../api/quantity.js';
+import { formatBytesQuantity } from '../../util/quantity.js';
 import { claimDataSource, isPendingClaim } from '../api/data-source.js';
 import { SNAPSHOT_API_GROUP, SNAPSHOT_API_VERSION, type VolumeSnapshot, type VolumeSnapshotClass, type VolumeSnapshotContent } from '../api/snapshot-types.js';
 import {
@@ -43,48 +44,51 @@ function refersTo(content: VolumeSnapshotContent, snapshot: VolumeSnapshot): boo
   return ref?.name === snapshot.metadata?.name && ref?.namespace === snapshot.metadata?.namespace && ref?.uid === snapshot.metadata?.uid;
 }
 
-export class SnapshotController extends Controller {
-  private readonly failures = new Map<string, number>();
+/** `vs`: a VolumeSnapshot (namespace/name); `vsc`: a VolumeSnapshotContent (name); `resync`: every one of both. */
+type SnapshotKey = QueueKey<'vs' | 'vsc' | 'resync'>;
+
+export class SnapshotController extends Controller<SnapshotKey> {
+  private readonly failures = new Map<SnapshotKey, number>();
   /** The key being synced, and whether its object changed meanwhile (by this controller's own writes). */
-  private current: string | undefined;
+  private current: SnapshotKey | undefined;
   private dirty = false;
 
   constructor(private readonly ctx: BenchContext) {
     super('snapshot-controller', ctx.clock);
     ctx.store.watch('VolumeSnapshot', (e) => {
-      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(`vs:${objectKey(e.object)}`);
+      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(queueKey('vs', objectKey(e.object)));
     });
     ctx.store.watch('VolumeSnapshotContent', (e) => {
-      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(`vsc:${e.object.metadata?.name}`);
+      if (e.type !== 'DELETED') this.enqueueUnlessCurrent(queueKey('vsc', e.object.metadata?.name));
       // A content gone: its snapshot may now drop its bound finalizer (deleteContent requeues it).
       const ref = e.object.spec?.volumeSnapshotRef;
-      if (e.type === 'DELETED' && ref?.name) this.enqueue(`vs:${ref.namespace ?? 'default'}/${ref.name}`);
+      if (e.type === 'DELETED' && ref?.name) this.enqueue(queueKey('vs', `${ref.namespace ?? 'default'}/${ref.name}`));
     });
-    this.enqueueAfter('resync:', SNAPSHOT_RESYNC_MS);
+    this.enqueueAfter(queueKey('resync'), SNAPSHOT_RESYNC_MS);
   }
 
   /**
    * The controller's own writes are in its cache already (storeSnapshotUpdate/storeContentUpdate),
    * so they do not make the same key sync again at once: a failed sync waits for its backoff.
    */
-  private enqueueUnlessCurrent(item: string): void {
+  private enqueueUnlessCurrent(item: SnapshotKey): void {
     if (item === this.current) this.dirty = true;
     else this.enqueue(item);
   }
 
-  async reconcile(item: string): Promise<void> {
-    const key = item.slice(item.indexOf(':') + 1);
-    if (item === 'resync:') {
-      for (const v of this.ctx.store.list('VolumeSnapshot')) this.enqueue(`vs:${objectKey(v)}`);
-      for (const c of this.ctx.store.list('VolumeSnapshotContent')) this.enqueue(`vsc:${c.metadata?.name}`);
-      this.enqueueAfter('resync:', SNAPSHOT_RESYNC_MS);
+  async reconcile(item: SnapshotKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'resync') {
+      for (const v of this.ctx.store.list('VolumeSnapshot')) this.enqueue(queueKey('vs', objectKey(v)));
+      for (const c of this.ctx.store.list('VolumeSnapshotContent')) this.enqueue(queueKey('vsc', c.metadata?.name));
+      this.enqueueAfter(queueKey('resync'), SNAPSHOT_RESYNC_MS);
       return;
     }
     this.current = item;
     this.dirty = false;
     try {
-      if (item.startsWith('vs:')) this.syncSnapshotByKey(key);
-      else this.syncContent(key);
+      if (work === 'vs') this.syncSnapshotByKey(object);
+      else this.syncContent(object);
       this.failures.delete(item);
       if (this.dirty) this.enqueue(item);
     } catch (err) {
@@ -111,7 +115,7 @@ export class SnapshotController extends Controller {
     }
     let snapshot = this.ctx.store.get('VolumeSnapshot', ref.name ?? '', ref.namespace);
     if (snapshot !== undefined && snapshot.metadata?.uid !== ref.uid) snapshot = undefined;
-    else if (snapshot !== undefined && this.needsStatusUpdate(snapshot, content)) this.enqueue(`vs:${snapshotKeyOf(snapshot)}`);
+    else if (snapshot !== undefined && this.needsStatusUpdate(snapshot, content)) this.enqueue(queueKey('vs', snapshotKeyOf(snapshot)));
     // A missing snapshot never deletes its content (upstream: the YAML may have been copied to another cluster).
     if (snapshot !== undefined && this.isDeletionCandidate(snapshot)) this.setBeingDeleted(content);
   }

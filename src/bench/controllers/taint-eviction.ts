@@ -1,6 +1,7 @@
 // The taint eviction controller: deletes pods from Nodes with NoExecute taints they do not tolerate, at once or when their tolerationSeconds run out.
 import type { V1Pod, V1Toleration } from '@kubernetes/client-node';
 import { Controller } from '../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../runtime/queue-key.js';
 import type { BenchContext } from '../runtime/context.js';
 import { podKey } from '../api/pod-helpers.js';
 import { splitKey } from '../api/kinds.js';
@@ -15,42 +16,39 @@ interface Planned {
   fireMs: number;
 }
 
-/**
- * Keys are `node:<name>` (its NoExecute taints changed: look at every pod on it) and
- * `pod:<ns>/<name>` (a pod arrived on a node, or its deletion is due). Upstream's
- * controller works the same way, with a timed worker per planned eviction.
- */
-export class TaintEviction extends Controller {
+/** `node` (a node name: its NoExecute taints changed, look at every pod on it) or `pod` (namespace/name: a pod arrived on a node, or its deletion is due). */
+type EvictionKey = QueueKey<'node' | 'pod'>;
+
+/** Upstream's controller works the same way, with a timed worker per planned eviction. */
+export class TaintEviction extends Controller<EvictionKey> {
   private readonly planned = new Map<string, Planned>();
 
   constructor(private readonly ctx: BenchContext) {
     super('taint-eviction-controller', ctx.clock);
     ctx.store.watch('Node', (e) => {
       if (e.type === 'DELETED') return;
-      if (JSON.stringify(noExecuteTaints(e.old)) !== JSON.stringify(noExecuteTaints(e.object))) this.enqueue(`node:${e.object.metadata?.name ?? ''}`);
+      if (JSON.stringify(noExecuteTaints(e.old)) !== JSON.stringify(noExecuteTaints(e.object))) this.enqueue(queueKey('node', e.object.metadata?.name ?? ''));
     });
     ctx.store.watch('Pod', (e) => {
       const key = podKey(e.object);
       if (e.type === 'DELETED') {
         this.planned.delete(key);
-        this.cancelDelayed(`pod:${key}`);
+        this.cancelDelayed(queueKey('pod', key));
         return;
       }
       const node = e.object.spec?.nodeName;
       if (!node || (e.old?.spec?.nodeName === node && JSON.stringify(e.old?.spec?.tolerations) === JSON.stringify(e.object.spec?.tolerations))) return;
-      if (noExecuteTaints(ctx.store.get('Node', node)).length > 0) this.enqueue(`pod:${key}`);
+      if (noExecuteTaints(ctx.store.get('Node', node)).length > 0) this.enqueue(queueKey('pod', key));
     });
   }
 
-  async reconcile(item: string): Promise<void> {
-    const colon = item.indexOf(':');
-    const what = item.slice(0, colon);
-    const key = item.slice(colon + 1);
-    if (what === 'node') {
-      for (const p of this.ctx.store.list('Pod')) if (p.spec?.nodeName === key) this.process(p);
+  async reconcile(item: EvictionKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'node') {
+      for (const p of this.ctx.store.list('Pod')) if (p.spec?.nodeName === object) this.process(p);
       return;
     }
-    const { namespace, name } = splitKey(key);
+    const { namespace, name } = splitKey(object);
     const pod = this.ctx.store.get('Pod', name, namespace);
     if (pod !== undefined) this.process(pod);
   }
@@ -89,7 +87,7 @@ export class TaintEviction extends Controller {
       const p = this.planned.get(key);
       if (p !== undefined && p.fireMs <= fireMs) return;
       this.planned.set(key, { createdMs, fireMs });
-      this.enqueueAfter(`pod:${key}`, fireMs - this.clock.now());
+      this.enqueueAfter(queueKey('pod', key), fireMs - this.clock.now());
       return;
     }
     this.planned.delete(key);
@@ -107,7 +105,7 @@ export class TaintEviction extends Controller {
 
   private cancel(key: string): void {
     if (!this.planned.delete(key)) return;
-    this.cancelDelayed(`pod:${key}`);
+    this.cancelDelayed(queueKey('pod', key));
     const { namespace, name } = splitKey(key);
     this.ctx.events.record(TAINT_EVICTION_SOURCE, { kind: 'Pod', metadata: { name, namespace } }, 'Normal', 'TaintManagerEviction', `Cancelling deletion of Pod ${key}`);
   }

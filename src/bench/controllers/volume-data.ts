@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { ANN_BENCH_EXPECT_DATA, ANN_BENCH_WRITE_DATA } from '../api/annotations.js';
-import { humanBytes } from '../api/quantity.js';
+import { humanBytes } from '../../util/quantity.js';
 import { parseExpectations, parseWrites, type DataExpectation, type DataWrite } from '../api/data-annotations.js';
 
 /** The file, at the root of the volume. */

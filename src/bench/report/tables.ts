@@ -1,7 +1,7 @@
 // The final tables: pods and where they run, claims and their volumes, pools per node, capacity objects, metrics.
 import Table from 'cli-table3';
 import type { RunResult } from '../scenario/run-result.js';
-import { humanBytes } from '../api/quantity.js';
+import { humanBytes } from '../../util/quantity.js';
 import { formatDuration } from '../clock/virtual-clock.js';
 
 function table(head: string[], rows: string[][]): string {

@@ -6,21 +6,23 @@ import type { VirtualClock } from '../clock/virtual-clock.js';
  * A controller as the runtime sees it. `reconcile` handles one key and may call real
  * drivers; the runtime runs one reconcile at a time, so the order of writes and events
  * depends only on the inputs and the seed, never on how long a driver call takes.
+ * A controller with one kind of work keys it by object key (namespace/name or name); one
+ * with several kinds uses a QueueKey (queue-key.ts) as `Key`, which says the kind.
  */
-export abstract class Controller {
-  readonly queue = new WorkQueue();
-  private readonly delayed = new Map<string, { id: number; due: number }>();
+export abstract class Controller<Key extends string = string> {
+  readonly queue = new WorkQueue<Key>();
+  private readonly delayed = new Map<Key, { id: number; due: number }>();
 
   constructor(readonly name: string, protected readonly clock: VirtualClock) {}
 
-  abstract reconcile(key: string): Promise<void>;
+  abstract reconcile(key: Key): Promise<void>;
 
-  enqueue(key: string): void {
+  enqueue(key: Key): void {
     this.queue.add(key);
   }
 
   /** Queues `key` after `delayMs` of virtual time; an earlier pending request for the key wins. */
-  enqueueAfter(key: string, delayMs: number): void {
+  enqueueAfter(key: Key, delayMs: number): void {
     if (delayMs <= 0) {
       this.enqueue(key);
       return;
@@ -39,7 +41,7 @@ export abstract class Controller {
   }
 
   /** Drops a delayed request, e.g. when the object went away. */
-  cancelDelayed(key: string): void {
+  cancelDelayed(key: Key): void {
     this.clock.cancel(this.delayed.get(key)?.id);
     this.delayed.delete(key);
   }

@@ -1,17 +1,17 @@
 // A controller work queue: de-duplicated keys in FIFO order, as client-go's workqueue hands them out.
 
-export class WorkQueue {
-  private readonly order: string[] = [];
-  private readonly queued = new Set<string>();
+export class WorkQueue<Key extends string = string> {
+  private readonly order: Key[] = [];
+  private readonly queued = new Set<Key>();
 
-  add(key: string): void {
+  add(key: Key): void {
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.order.push(key);
   }
 
   /** The oldest key, removed from the queue. */
-  pop(): string | undefined {
+  pop(): Key | undefined {
     const key = this.order.shift();
     if (key !== undefined) this.queued.delete(key);
     return key;

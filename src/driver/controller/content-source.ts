@@ -6,7 +6,7 @@ import type { AccessType, VolumeRecord } from '../../pool/volume-record.js';
 import type { FsType } from '../../sys/filesystem.js';
 import { invalidArgument, notFound, outOfRange, resourceExhausted } from '../rpc/errors.js';
 import { describeHolder, holderOf, type ObjectKind } from '../request/object-ids.js';
-import { formatSize } from '../../pool/sizes.js';
+import { humanBytes } from '../../util/quantity.js';
 import { requireVolumeId } from '../request/validate.js';
 
 /** A source found on this node, with what a volume made from it must match. */
@@ -73,6 +73,6 @@ export function checkAgainstSource(s: ResolvedSource, pool: string, backend: Bac
     throw invalidArgument(`the source ${s.id} holds ${s.fsType}; the new volume asks for ${fsType}`);
   }
   if (limitBytes > 0 && limitBytes < s.sizeBytes) {
-    throw outOfRange(`the source ${s.id} holds ${formatSize(s.sizeBytes)}; limit_bytes ${limitBytes} is smaller`);
+    throw outOfRange(`the source ${s.id} holds ${humanBytes(s.sizeBytes)}; limit_bytes ${limitBytes} is smaller`);
   }
 }

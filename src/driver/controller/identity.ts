@@ -7,7 +7,7 @@ import { failedPrecondition } from '../rpc/errors.js';
 /** Why the driver cannot serve volumes right now, or undefined when it can. */
 export async function readinessProblem(ctx: DriverContext): Promise<string | undefined> {
   for (const name of ctx.catalog.poolNames()) {
-    const problem = await ctx.catalog.pool(name).healthy();
+    const problem = await ctx.catalog.pool(name).healthProblem();
     if (problem !== undefined) return problem;
   }
   return undefined;

@@ -1,6 +1,6 @@
 // NodeStageVolume and NodeUnstageVolume: make the volume appear at the staging path (see materialise.ts), and undo it.
 import type * as csi from '../../csi/types.js';
-import { formatSize } from '../../pool/sizes.js';
+import { humanBytes } from '../../util/quantity.js';
 import type { Backend } from '../../pool/backend.js';
 import type { Publication, VolumeRecord } from '../../pool/volume-record.js';
 import { PathChanged } from '../../sys/beneath.js';
@@ -38,7 +38,7 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
     const fsType = r.accessType === 'block' ? '' : (cap.fsType || r.fsType || DEFAULT_FS_TYPE);
     if (r.formatted && fsType !== r.fsType) throw failedPrecondition(`volume ${id} holds ${r.fsType}; it cannot be staged as ${fsType}`);
     if (!r.formatted && fsType !== '' && r.capacityBytes < minimumFor(fsType)) {
-      throw invalidArgument(`volume ${id} has ${formatSize(r.capacityBytes)}; ${fsType} needs at least ${formatSize(minimumFor(fsType))} (volume_capability.mount.fs_type)`);
+      throw invalidArgument(`volume ${id} has ${humanBytes(r.capacityBytes)}; ${fsType} needs at least ${humanBytes(minimumFor(fsType))} (volume_capability.mount.fs_type)`);
     }
     if (r.staging === staging && !sameFlags(r.stagingFlags, cap.mountFlags)) {
       if (r.accessType === 'block' || mountAt(mounts, staging)) {

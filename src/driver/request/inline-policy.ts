@@ -1,6 +1,6 @@
 // Whether a pool makes a CSI inline ephemeral volume of a given size: off unless the pool's inline-max-size allows it.
 import type { PoolConfig } from '../../pool/pool.js';
-import { formatSize } from '../../pool/sizes.js';
+import { humanBytes } from '../../util/quantity.js';
 import { invalidArgument, resourceExhausted } from '../rpc/errors.js';
 
 /**
@@ -13,6 +13,6 @@ export function requireInlineAllowed(pool: Pick<PoolConfig, 'name' | 'inlineMaxB
     throw invalidArgument(`pool "${pool.name}" on node ${nodeId} does not make inline ephemeral volumes; its pool specification needs inline-max-size= (the largest one allowed) to enable them`);
   }
   if (sizeBytes > pool.inlineMaxBytes) {
-    throw resourceExhausted(`pool "${pool.name}" on node ${nodeId} makes inline ephemeral volumes up to ${formatSize(pool.inlineMaxBytes)} (inline-max-size); ${formatSize(sizeBytes)} asked`);
+    throw resourceExhausted(`pool "${pool.name}" on node ${nodeId} makes inline ephemeral volumes up to ${humanBytes(pool.inlineMaxBytes)} (inline-max-size); ${humanBytes(sizeBytes)} asked`);
   }
 }

@@ -1,6 +1,6 @@
 // StorageClass parameters (CreateVolume, GetCapacity) and inline-volume attributes: which keys exist and what they mean.
 import { isSupportedFsType, SUPPORTED_FS_TYPES, type FsType } from '../../sys/filesystem.js';
-import { parseSize } from '../../pool/sizes.js';
+import { parseBytes } from '../../util/quantity.js';
 import type { VolumeCatalog } from '../../catalog/volume-catalog.js';
 import { invalidArgument } from '../rpc/errors.js';
 import { printable } from '../rpc/printable.js';
@@ -80,7 +80,7 @@ export function readInlineAttributes(map: Record<string, string>, catalog: Volum
   const size = map[ATTR_SIZE];
   if (size !== undefined) {
     try {
-      sizeBytes = parseSize(size);
+      sizeBytes = parseBytes(size);
     } catch (err) {
       throw invalidArgument(`volume attribute size: ${(err as Error).message}`);
     }

@@ -1,7 +1,8 @@
 // How big a new or grown volume is, from a CSI capacity range and the pool's limits.
 import type { CapacityRange__Output } from '../../csi/types.js';
 import type { PoolConfig } from '../../pool/pool.js';
-import { formatSize, MiB, roundUp } from '../../pool/sizes.js';
+import { humanBytes } from '../../util/quantity.js';
+import { MiB, roundUp } from '../../pool/sizes.js';
 import { outOfRange } from '../rpc/errors.js';
 import { parseBytes } from './validate.js';
 
@@ -41,7 +42,7 @@ export function chooseSize(range: Range, pool: Pick<PoolConfig, 'defaultVolumeBy
   let size = roundUp(wanted, Math.max(MiB, unit));
   if (range.limit > 0 && size > range.limit) size = roundUp(wanted, Math.max(4096, unit));
   if (range.limit > 0 && size > range.limit) {
-    throw outOfRange(`limit_bytes ${range.limit} is below the smallest ${fsType || 'raw'} volume Lode makes (${formatSize(minimum)})`);
+    throw outOfRange(`limit_bytes ${range.limit} is below the smallest ${fsType || 'raw'} volume Lode makes (${humanBytes(minimum)})`);
   }
   if (!Number.isSafeInteger(size) || size > Number.MAX_SAFE_INTEGER / 2) throw outOfRange(`${range.required} bytes is beyond any pool`);
   return size;

@@ -9,7 +9,7 @@ import { CoordinationV1Api, CoreV1Api, KubeConfig, StorageV1Api, type V1CSIStora
 import { daemonSetArgs as sharedDaemonSetArgs } from '../../../src/bench/sidecars/daemonset-args.js';
 import { needsRoot } from '../run-helpers.js';
 import { csiTool } from '../../helpers/csi-tools.js';
-import { parseQuantity } from '../../../src/bench/api/quantity.js';
+import { parseQuantity } from '../../../src/util/quantity.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));

@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRequestPath, verbOf } from '../../../src/bench/apiserver/request-info.js';
-import { labelsMatch, parseLabelSelector, SelectorSyntaxError } from '../../../src/bench/apiserver/label-selector.js';
+import { parseLabelSelector, SelectorSyntaxError } from '../../../src/bench/apiserver/label-selector.js';
+import { labelsMatch } from '../../../src/bench/api/selectors.js';
 import { fieldsMatch, parseFieldSelector, UnsupportedFieldError } from '../../../src/bench/apiserver/field-selector.js';
 import { negotiate, parseAccept } from '../../../src/bench/apiserver/accept.js';
 import { clientOf, parseApiAddress } from '../../../src/bench/apiserver/server.js';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ageSince, humanDuration } from '../../../src/bench/apiserver/tables/human-duration.js';
-import { quantityString } from '../../../src/bench/apiserver/tables/quantity-string.js';
+import { quantityString } from '../../../src/util/quantity.js';
 import { rfc3339 } from '../../../src/bench/apiserver/tables/default-printer.js';
 import { formatLabelSelector } from '../../../src/bench/apiserver/tables/label-selector.js';
 

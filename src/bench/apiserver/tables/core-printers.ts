@@ -2,7 +2,7 @@
 import { column, ageOf, nameOf, namedAged, NAME_COLUMN, AGE_COLUMN, type Printer } from './printer.js';
 import { at, formatLabels, isRecord, list, num, rec, str, type Json } from './fields.js';
 import { formatLabelSelector } from './label-selector.js';
-import { quantityString } from './quantity-string.js';
+import { quantityString } from '../../../util/quantity.js';
 
 function containerCells(podSpec: unknown): [string, string] {
   const containers = list(podSpec, 'containers');

@@ -1,7 +1,7 @@
 // Tables of the storage kinds: PVs, claims, classes, CSI drivers and capacity objects, as the API server prints them.
 import { column, ageOf, nameOf, NAME_COLUMN, AGE_COLUMN, type Printer } from './printer.js';
 import { at, bool, list, rec, str, type Json } from './fields.js';
-import { quantityString } from './quantity-string.js';
+import { quantityString } from '../../../util/quantity.js';
 
 const BETA_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
 const DEFAULT_CLASS_ANNOTATIONS = ['storageclass.kubernetes.io/is-default-class', 'storageclass.beta.kubernetes.io/is-default-class'];

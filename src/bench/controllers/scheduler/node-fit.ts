@@ -1,6 +1,6 @@
 // The scheduler's node filters and score: NodeResourcesFit, NodeName, NodeUnschedulable, NodeAffinity, TaintToleration.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { parseQuantity } from '../../api/quantity.js';
+import { parseQuantity } from '../../../util/quantity.js';
 import { emptyRequests, podRequests, type Requests } from '../../api/pod-helpers.js';
 import { mapSelectorMatches, nodeSelectorMatches, untoleratedTaint } from '../../api/selectors.js';
 

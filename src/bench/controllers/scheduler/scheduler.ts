@@ -1,6 +1,7 @@
 // kube-scheduler: a scheduling queue with backoff, filters and score, Reserve, the VolumeBinding PreBind wait, and Bind.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { Controller } from '../../runtime/controller.js';
+import { parseQueueKey, queueKey, type QueueKey } from '../../runtime/queue-key.js';
 import type { BenchContext } from '../../runtime/context.js';
 import { addRequests, isTerminated, podKey, podRequests, type Requests } from '../../api/pod-helpers.js';
 import { splitKey } from '../../api/kinds.js';
@@ -25,7 +26,10 @@ interface Binding {
   requests: ReturnType<typeof podRequests>;
 }
 
-export class Scheduler extends Controller {
+/** `pod`: schedule the pod (namespace/name); `bind`: see whether its volumes' binding finished. */
+type SchedulerKey = QueueKey<'pod' | 'bind'>;
+
+export class Scheduler extends Controller<SchedulerKey> {
   private readonly binding = new Map<string, Binding>();
   private readonly attempts = new Map<string, number>();
   private readonly lastFailureMs = new Map<string, number>();
@@ -54,7 +58,7 @@ export class Scheduler extends Controller {
         if (e.object.spec?.nodeName) this.moveAllToActive();
         return;
       }
-      if (e.type === 'ADDED' && this.wantsScheduling(e.object)) this.enqueue(`pod:${key}`);
+      if (e.type === 'ADDED' && this.wantsScheduling(e.object)) this.enqueue(queueKey('pod', key));
     });
     for (const kind of ['PersistentVolume', 'PersistentVolumeClaim', 'StorageClass', 'Node', 'CSIDriver', 'CSIStorageCapacity'] as const) {
       ctx.store.watch(kind, (e) => {
@@ -76,8 +80,8 @@ export class Scheduler extends Controller {
   private forget(key: string): void {
     this.binding.delete(key);
     this.unschedulable.delete(key);
-    this.cancelDelayed(`pod:${key}`);
-    this.cancelDelayed(`bind:${key}`);
+    this.cancelDelayed(queueKey('pod', key));
+    this.cancelDelayed(queueKey('bind', key));
   }
 
   private backoffMs(key: string): number {
@@ -90,16 +94,14 @@ export class Scheduler extends Controller {
     for (const key of [...this.unschedulable].sort()) {
       this.unschedulable.delete(key);
       const remaining = (this.lastFailureMs.get(key) ?? 0) + this.backoffMs(key) - this.clock.now();
-      this.enqueueAfter(`pod:${key}`, remaining);
+      this.enqueueAfter(queueKey('pod', key), remaining);
     }
   }
 
-  async reconcile(item: string): Promise<void> {
-    const colon = item.indexOf(':');
-    const what = item.slice(0, colon);
-    const key = item.slice(colon + 1);
-    if (what === 'bind') this.checkBinding(key);
-    else this.scheduleOne(key);
+  async reconcile(item: SchedulerKey): Promise<void> {
+    const { work, object } = parseQueueKey(item);
+    if (work === 'bind') this.checkBinding(object);
+    else this.scheduleOne(object);
   }
 
   /** Requests of pods bound to or assumed on each node. */
@@ -176,7 +178,7 @@ export class Scheduler extends Controller {
         this.fail(pod, 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded', true);
         return;
       }
-      this.enqueueAfter(`bind:${key}`, BIND_POLL_MS);
+      this.enqueueAfter(queueKey('bind', key), BIND_POLL_MS);
       return;
     }
     this.binding.delete(key);
@@ -210,10 +212,10 @@ export class Scheduler extends Controller {
       return true;
     });
     if (isError) {
-      this.enqueueAfter(`pod:${key}`, this.backoffMs(key));
+      this.enqueueAfter(queueKey('pod', key), this.backoffMs(key));
     } else {
       this.unschedulable.add(key);
-      this.enqueueAfter(`pod:${key}`, UNSCHEDULABLE_FLUSH_MS);
+      this.enqueueAfter(queueKey('pod', key), UNSCHEDULABLE_FLUSH_MS);
     }
   }
 

@@ -7,7 +7,8 @@ import {
 } from '../../api/annotations.js';
 import { isControlledBy, podClaims, requestedBytes } from '../../api/pod-helpers.js';
 import { labelSelectorMatches, nodeSelectorMatches } from '../../api/selectors.js';
-import { parseQuantity } from '../../api/quantity.js';
+import { parseQuantity } from '../../../util/quantity.js';
+import { claimRefTo } from '../../api/claim-ref.js';
 
 /** What PreFilter found: claims sorted into bound, delayed-unbound, or a reason the pod cannot be scheduled. */
 export interface PodClaimState {
@@ -234,7 +235,7 @@ export function bindApiUpdate(store: StoreApi, volumes: PodVolumes, nodeName: st
     store.modify('PersistentVolume', pv.metadata?.name ?? '', undefined, (o) => {
       const ref = o.spec?.claimRef;
       if (ref?.uid === pvc.metadata?.uid) return false;
-      o.spec!.claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: pvc.metadata?.namespace, name: pvc.metadata?.name, uid: pvc.metadata?.uid, resourceVersion: pvc.metadata?.resourceVersion };
+      o.spec!.claimRef = claimRefTo(pvc);
       o.metadata!.annotations = { ...(o.metadata!.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: 'yes' };
       return true;
     });

@@ -2,7 +2,7 @@
 import { holdersOf } from '../../mount/holders.js';
 import type { KeyedLocks } from '../../rpc/locks.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
-import { formatSize } from '../../../pool/sizes.js';
+import { humanBytes } from '../../../util/quantity.js';
 import { log } from '../../../util/log.js';
 import { NodeEvents } from '../../../kube/node-events.js';
 import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
@@ -146,7 +146,7 @@ export class OrphanCheck implements OrphanFigures {
   }
 
   private message(c: Candidate): string {
-    const what = `volume ${c.id} (${c.name}) in pool ${c.pool}, ${formatSize(c.bytes)}, is named by no PersistentVolume of ${this.ctx.config.driverName} since ${new Date(c.unnamedSinceMs).toISOString()}`;
+    const what = `volume ${c.id} (${c.name}) in pool ${c.pool}, ${humanBytes(c.bytes)}, is named by no PersistentVolume of ${this.ctx.config.driverName} since ${new Date(c.unnamedSinceMs).toISOString()}`;
     return `${what}; ${this.options.delete ? 'it is deleted once nothing uses it (--delete-orphans)' : 'not deleted: --delete-orphans is off'}`;
   }
 
@@ -187,7 +187,7 @@ export class OrphanCheck implements OrphanFigures {
         this.reported.delete(c.id);
         this.deletedByPool.set(r.pool, (this.deletedByPool.get(r.pool) ?? 0) + 1);
         log('warn', 'orphaned volume deleted (--delete-orphans)', { id: r.id, name: r.name, pool: r.pool, bytes: r.capacityBytes });
-        await this.events.report('Normal', REASON_DELETED, c.id, `deleted orphaned volume ${r.id} (${r.name}) in pool ${r.pool}, ${formatSize(r.capacityBytes)}: no PersistentVolume had named it since ${new Date(c.unnamedSinceMs).toISOString()}`);
+        await this.events.report('Normal', REASON_DELETED, c.id, `deleted orphaned volume ${r.id} (${r.name}) in pool ${r.pool}, ${humanBytes(r.capacityBytes)}: no PersistentVolume had named it since ${new Date(c.unnamedSinceMs).toISOString()}`);
       });
     } catch (err) {
       log('warn', 'could not delete orphaned volume; trying again next round', { id: c.id, pool: c.pool, error: (err as Error).message });

@@ -3,7 +3,7 @@ import type { V1PersistentVolumeClaimSpec, V1Pod, V1StorageClass } from '@kubern
 import type { KubeApis } from '../../../kube/kube-client.js';
 import { isNotFound } from '../../../kube/kube-errors.js';
 import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
-import { parseSize } from '../../../pool/sizes.js';
+import { parseBytes } from '../../../util/quantity.js';
 import { newVolumeBytes, volumeFsType } from '../../request/pool-fit.js';
 import { readParameters } from '../../request/parameters.js';
 import { log } from '../../../util/log.js';
@@ -57,7 +57,7 @@ function podClaims(pod: V1Pod): { name: string; template?: V1PersistentVolumeCla
 
 function bytesOf(quantity: string | undefined): number {
   if (quantity === undefined) return 0;
-  return parseSize(String(quantity));
+  return parseBytes(String(quantity));
 }
 
 /**

@@ -6,7 +6,7 @@ import { describeApiError, isNotFound } from '../../../kube/kube-errors.js';
 import { PoolFullError } from '../../../pool/space-errors.js';
 import type { HoldStep } from '../../../catalog/space-ledger.js';
 import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
-import { formatSize } from '../../../pool/sizes.js';
+import { humanBytes } from '../../../util/quantity.js';
 import { log } from '../../../util/log.js';
 import { podNeeds, type ClaimNeed, type PodNeeds } from './pod-claims.js';
 import { ReservationBook, type NewReservation, type Reservation } from './reservation-book.js';
@@ -109,8 +109,8 @@ export class PodReservations {
         for (const p of ordered) released.push(p.claim);
         for (const p of ordered.slice(1)) steer.push({ claim: p.claim, pod: p.pod.pod, podUid: p.pod.podUid, pool, bytes: p.bytes, kind: 'steer' });
         const others = this.book.heldBytes(pool, new Set([key, ...needs.map((n) => n.need.claim)]));
-        const held = others > 0 ? ` (besides ${formatSize(others)} held for other pods' claims)` : '';
-        problems.push(`needs ${parts.map((p) => `${formatSize(p.bytes)} (${p.name})`).join(' + ')} = ${formatSize(total)} on node ${this.scope.nodeId}; pool ${pool} has ${formatSize(available)} free${held}`);
+        const held = others > 0 ? ` (besides ${humanBytes(others)} held for other pods' claims)` : '';
+        problems.push(`needs ${parts.map((p) => `${humanBytes(p.bytes)} (${p.name})`).join(' + ')} = ${humanBytes(total)} on node ${this.scope.nodeId}; pool ${pool} has ${humanBytes(available)} free${held}`);
       }
       if (problems.length > 0) {
         for (const c of released) this.book.release(c);
@@ -125,7 +125,7 @@ export class PodReservations {
     const reservations: NewReservation[] = needs.filter((n) => !n.need.missing).map((n) => ({ claim: n.need.claim, pod: n.pod.pod, podUid: n.pod.podUid, pool: n.need.pool, bytes: n.need.bytes, kind: 'claim' }));
     if (reservations.length > 0) {
       this.book.hold(reservations);
-      log('info', 'pod reservations: space held for the pod\'s other claims', { claim: key, pods: pods.map((p) => p.pod), held: reservations.map((r) => `${r.claim}=${formatSize(r.bytes)}@${r.pool}`) });
+      log('info', 'pod reservations: space held for the pod\'s other claims', { claim: key, pods: pods.map((p) => p.pod), held: reservations.map((r) => `${r.claim}=${humanBytes(r.bytes)}@${r.pool}`) });
     }
   }
 
