@@ -18,6 +18,7 @@ import { ProjectIds } from './project-ids.js';
 import { ProjectQuotaMethod, recordedProjectId } from './project-quota-method.js';
 import type { QuotaMethod, VolumesPlace } from './quota-method.js';
 import { log } from '../../util/log.js';
+import { HEALTH_MAX_AGE_MS, HealthCache } from '../health-cache.js';
 
 const NEEDS = 'the dir backend needs XFS mounted with prjquota, ext4 with the project and quota features mounted with prjquota, or btrfs with quotas enabled';
 
@@ -45,12 +46,23 @@ export class DirBackend implements DirectoryBackend {
   private escapable: string | undefined;
   /** Volumes whose writers a survey found past their limit (and put back under it), with what was found. */
   private readonly caught = new Map<string, string>();
+  /** Whether the filesystem still enforces the quotas (healthProblem). */
+  private readonly quotaHealth: HealthCache;
   private caughtCount = 0;
   /** Snapshots, restores and clones: btrfs snapshots, or copies of the tree. */
   readonly snapshots: DirSnapshots;
 
-  constructor(readonly config: PoolConfig) {
+  /** `healthMaxAgeMs`: how old the quota check's answer may get before Probe starts another (HealthCache). */
+  constructor(readonly config: PoolConfig, healthMaxAgeMs = HEALTH_MAX_AGE_MS) {
     this.volumesDir = recordsDir(config);
+    this.quotaHealth = new HealthCache(async () => {
+      try {
+        const off = await (await this.mechanism()).method.unenforced();
+        return off === undefined ? undefined : `pool ${this.config.name}: ${off}`;
+      } catch (err) {
+        return `pool ${this.config.name}: ${(err as Error).message}`;
+      }
+    }, healthMaxAgeMs);
     this.snapshots = new DirSnapshots({
       config,
       directory: (r) => this.directory(r),
@@ -93,6 +105,7 @@ export class DirBackend implements DirectoryBackend {
     const { method } = await this.mechanism();
     const off = await method.unenforced();
     if (off !== undefined) throw new Error(`pool ${this.config.name}: ${off}; ${NEEDS}`);
+    this.quotaHealth.record(undefined);
     this.fsType = method.fsType;
     this.escapable = await method.escapableBy();
     // Said at every start, never silently: the operator decides whether the pool's users are trusted that far.
@@ -299,14 +312,17 @@ export class DirBackend implements DirectoryBackend {
     return this.caught.get(record.id);
   }
 
+  /**
+   * The volumes directory, checked on every call (one system call), then whether the quotas
+   * still hold, from the last check: that one runs the filesystem's quota tool (tens of
+   * milliseconds, seconds under load), so it is run again in the background (HealthCache).
+   */
   async healthProblem(): Promise<string | undefined> {
     try {
       await fs.access(this.volumesDir, fsConstants.W_OK);
-      const { method } = await this.mechanism();
-      const off = await method.unenforced();
-      return off === undefined ? undefined : `pool ${this.config.name}: ${off}`;
     } catch (err) {
       return `pool ${this.config.name}: ${(err as Error).message}`;
     }
+    return this.quotaHealth.current();
   }
 }

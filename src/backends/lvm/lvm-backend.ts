@@ -15,7 +15,7 @@ import {
 import type { MountEntry } from '../../sys/mounts.js';
 import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
-import { outsideCall } from '../../util/call-signal.js';
+import { HealthCache } from '../health-cache.js';
 import { log } from '../../util/log.js';
 import { PoolFullError } from '../../pool/space-errors.js';
 import { COPY_PREFIX, LvmSnapshots, type LvmVolumes } from './lvm-snapshots.js';
@@ -38,13 +38,6 @@ interface ThinState extends ThinFigures {
 /** How old the thin pool's figures may be when a volume's condition is asked for. */
 const CONDITION_MAX_AGE_MS = 5_000;
 
-/**
- * How old the answer to "are the VG and thin pool there" may be when Probe asks. An LVM query
- * takes from tens of milliseconds to seconds (a busy VG lock, emulation), and the liveness
- * probe's deadline is one second: Probe answers from the last check and starts the next one.
- */
-const HEALTH_MAX_AGE_MS = 10_000;
-
 export class LvmBackend implements BlockBackend, LvmVolumes {
   readonly kind = 'block';
   /** Logical volumes hold any filesystem the node makes, or none, and grow while in use. */
@@ -61,8 +54,17 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
   readonly spaceChanges = new SpaceChanges();
   private alertLogged = false;
   /** The last check of the VG and thin pool, and the one running now. */
-  private health: { problem: string | undefined; at: number } = { problem: undefined, at: 0 };
-  private checking: Promise<void> | undefined;
+  /**
+   * Whether the VG and thin pool are there: an LVM query takes from tens of milliseconds to
+   * seconds (a busy VG lock, emulation), and the liveness probe's deadline is one second.
+   */
+  private readonly health = new HealthCache(async () => {
+    try {
+      return await this.prerequisite();
+    } catch (err) {
+      return `pool ${this.config.name}: ${(err as Error).message}`;
+    }
+  });
 
   readonly snapshots: LvmSnapshots;
 
@@ -115,7 +117,7 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
   async open(records: VolumeRecord[], snapshots: SnapshotRecord[] = []): Promise<UnrecordedStorage[]> {
     const problem = await this.prerequisite();
     if (problem !== undefined) throw new Error(problem);
-    this.health = { problem: undefined, at: Date.now() };
+    this.health.record(undefined);
     // As with images: an LV of this pool whose id has no record is never removed. A create
     // records its volume before lvcreate and a delete removes the record last, so no step of
     // Lode's leaves one; the catalog quarantines and reports it.
@@ -420,19 +422,9 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
     return false;
   }
 
+  /** The last check of the VG (and thin pool) at once; an old one is run again in the background (HealthCache). */
   async healthProblem(): Promise<string | undefined> {
-    if (Date.now() - this.health.at > HEALTH_MAX_AGE_MS) {
-      // Outside the Probe call, so its deadline does not kill the check; one at a time.
-      this.checking ??= outsideCall(async () => {
-        try {
-          this.health = { problem: await this.prerequisite(), at: Date.now() };
-        } catch (err) {
-          this.health = { problem: `pool ${this.config.name}: ${(err as Error).message}`, at: Date.now() };
-        } finally {
-          this.checking = undefined;
-        }
-      });
-    }
-    return this.health.problem;
+    return this.health.current();
   }
+
 }
