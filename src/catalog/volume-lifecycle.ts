@@ -36,6 +36,9 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
   const e = s.entry(record.pool);
   s.ledger.requireWithinMax(record.pool, record.capacityBytes, false);
   s.refuseOccupied(e, await e.pool.occupant(record));
+  // A refusal for space is never made on an old figure: others may have freed the disk since
+  // the last refresh, so the pool is read again first (before the check below, not within it).
+  if (record.capacityBytes > s.availableBytes(record.pool, opts.holds?.keys)) await s.refresh(record.pool);
   // Checked and reserved with no await in between, so concurrent creates never overcommit.
   opts.holds?.take((pool) => s.availableBytes(pool, opts.holds?.keys));
   const available = s.availableBytes(record.pool, opts.holds?.keys);
@@ -100,6 +103,8 @@ export async function grow(s: CatalogState, record: VolumeRecord, newBytes: numb
   const extra = newBytes - record.capacityBytes;
   if (extra <= 0) return;
   s.ledger.requireWithinMax(record.pool, newBytes, true);
+  // As for a create: the pool read again before a refusal for space, not on an old figure.
+  if (extra > s.availableBytes(record.pool)) await s.refresh(record.pool);
   const available = s.availableBytes(record.pool);
   if (extra > available) throw new PoolFullError(record.pool, extra, available, `growing ${record.id}`);
   const old = record.capacityBytes;

@@ -25,7 +25,7 @@ before(async () => {
   mnt = path.join(work, 'mnt');
   await fs.mkdir(mnt);
   await run('mount', [device, mnt]);
-  for (const d of ['a', 'b', 'c']) await fs.mkdir(path.join(mnt, d));
+  for (const d of ['a', 'b', 'c', 'd']) await fs.mkdir(path.join(mnt, d));
 });
 after(async () => {
   if (mnt) await run('umount', [mnt]).catch(() => undefined);
@@ -120,4 +120,23 @@ test('metrics follow other writers too: the timer re-reads free space with no CS
   }
   assert.equal(seen, want, `the metric stayed at ${seen} (start ${start})`);
   await fs.rm(file);
+});
+
+test('a create is never refused for space on an old figure: the pool is read again before a refusal', async (t) => {
+  const h = await DriverHarness.start({ pools: [{ name: 'stale', dir: path.join(mnt, 'd'), extra: 'reserve=10%' }] });
+  t.after(() => h.cleanup());
+  const file = await writeOutside('for-a-while.bin', 128 * MiB);
+  const low = await available(h, 'stale');
+  assert.equal(low, await expectedAvailable(tenPercent), 'GetCapacity has read the disk with the file on it');
+  // The other writer frees its space; no CSI call tells the driver, and its timer is minutes away.
+  await fs.rm(file);
+  await run('sync', []);
+  const fresh = await expectedAvailable(tenPercent);
+  const size = Math.floor((low + (fresh - low) / 2) / MiB) * MiB;
+  assert.ok(size > low && size < fresh, `a size (${size / MiB} MiB) between the old figure (${low / MiB} MiB) and the disk's (${fresh / MiB} MiB)`);
+  const v = await createVolume(h, 'fits-now', size, { parameters: { pool: 'stale' } });
+  assert.equal(await available(h, 'stale'), await expectedAvailable(tenPercent));
+  // Read again, a create that really does not fit is still refused.
+  await expectCode(h.client.createVolume(volumeRequest('too-big', fresh, { parameters: { pool: 'stale' } })), status.RESOURCE_EXHAUSTED, 'a volume larger than what is free');
+  await h.client.deleteVolume({ volume_id: v.id });
 });
