@@ -16,6 +16,8 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
+import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
 import { unknownFields } from './strict-fields.js';
 import { SNAPSHOT_KINDS, snapshotObjectProblems } from './snapshot-schemas.js';
 
@@ -90,6 +92,10 @@ const MODELS: Record<string, Validator> = {
     new ClusterRoleBinding(o as unknown as ConstructorParameters<typeof ClusterRoleBinding>[0]).validate(),
   'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as unknown as ConstructorParameters<typeof Role>[0]).validate(),
   'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as unknown as ConstructorParameters<typeof RoleBinding>[0]).validate(),
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': (o) =>
+    new ValidatingAdmissionPolicy(o as unknown as ConstructorParameters<typeof ValidatingAdmissionPolicy>[0]).validate(),
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': (o) =>
+    new ValidatingAdmissionPolicyBinding(o as unknown as ConstructorParameters<typeof ValidatingAdmissionPolicyBinding>[0]).validate(),
 };
 
 /** Where each kind's model type is declared, for the unknown-field check. */
@@ -107,6 +113,8 @@ const MODEL_FILES: Record<string, string> = {
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
   'rbac.authorization.k8s.io/v1/Role': 'rbac.authorization.k8s.io/v1/Role',
   'rbac.authorization.k8s.io/v1/RoleBinding': 'rbac.authorization.k8s.io/v1/RoleBinding',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
 };
 
 /**
