@@ -1,9 +1,6 @@
 // The admission policies of deploy/components: they parse, name the ServiceAccount the DaemonSet runs as, cover every write the roles grant on the objects they guard, and decide the requests the driver and sidecars make (and a compromised node would) as intended.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import type { IValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 import type { IValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
@@ -11,7 +8,7 @@ import { topologyKey } from '../../src/driver/context/config.js';
 import { lostWithNodeAnnotation, PROVISIONER_FINALIZER } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 import { admit, celProgram, expressionsOf, type AdmissionRequest } from './admission-policy.js';
 import { grants } from './rbac-grants.js';
-import { kubectlMissing, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { kubectlMissing, renderBaseWith, validateObject, type K8sObject } from './render.js';
 
 const skip = kubectlMissing();
 const DRIVER = 'lode.csi.dev';
@@ -19,23 +16,8 @@ const KEY = topologyKey(DRIVER);
 const LOST = lostWithNodeAnnotation(DRIVER);
 const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';
 
-/** deploy/base with the given components (names under deploy/components). */
-async function renderWith(components: string[]): Promise<K8sObject[]> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'lode-overlay-'));
-  try {
-    writeFileSync(path.join(dir, 'kustomization.yaml'), [
-      'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
-      'resources:', `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'base'))}`,
-      'components:', ...components.map((c) => `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'components', c))}`), '',
-    ].join('\n'));
-    return await renderKustomization(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 let cache: Promise<K8sObject[]> | undefined;
-const both = (): Promise<K8sObject[]> => (cache ??= renderWith(['node-loss', 'node-bound-volumes']));
+const both = (): Promise<K8sObject[]> => (cache ??= renderBaseWith(['node-loss', 'node-bound-volumes']));
 
 const policiesOf = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy') as unknown as IValidatingAdmissionPolicy[];
 
@@ -200,7 +182,7 @@ test('PVs: without the node name in the token (before Kubernetes 1.30) the per-n
   assert.ok(denials.length >= 1 && denials.every((d) => d.policy === 'lode-node-own-volumes'), JSON.stringify(denials));
   assert.ok(denials.some((d) => d.message.includes('1.30') && d.message.includes(NODE_NAME_EXTRA)), JSON.stringify(denials));
   // Without that component, node-loss alone still admits it.
-  const lossOnly = await renderWith(['node-loss']);
+  const lossOnly = await renderBaseWith(['node-loss']);
   assert.deepEqual(admit(lossOnly, request(nodeUser(lossOnly), undefined, 'CREATE', 'persistentvolumes', pv('pv-1', 'node-1'), null)), []);
 });
 

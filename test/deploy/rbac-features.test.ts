@@ -1,7 +1,7 @@
 // RBAC by feature: the API catalogue is complete against src/, deploy/base grants the default features' requests and the node-loss component the handler's, nothing more either way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -12,32 +12,16 @@ import { FEATURE_INSTALL, PERMISSIONS, permissionsAt, type ApiFeature, type Verb
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
 import { onNodeLoss } from '../../src/driver/request/parameters.js';
 import { grantKey, grants, permissionGrants } from './rbac-grants.js';
-import { kubectlMissing, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { kubectlMissing, renderBaseWith, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 
 const skip = kubectlMissing();
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
-const NODE_LOSS = path.join(REPO_ROOT, 'deploy', 'components', 'node-loss');
 const SRC = path.join(REPO_ROOT, 'src');
-
-/** Renders deploy/base with the given components, from an overlay written to a temporary directory. */
-async function renderWith(components: string[]): Promise<K8sObject[]> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'lode-overlay-'));
-  try {
-    writeFileSync(path.join(dir, 'kustomization.yaml'), [
-      'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
-      'resources:', `  - ${path.relative(dir, BASE)}`,
-      'components:', ...components.map((c) => `  - ${path.relative(dir, c)}`), '',
-    ].join('\n'));
-    return await renderKustomization(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 let baseCache: Promise<K8sObject[]> | undefined;
 let lossCache: Promise<K8sObject[]> | undefined;
 const base = (): Promise<K8sObject[]> => (baseCache ??= renderKustomization(BASE));
-const withNodeLoss = (): Promise<K8sObject[]> => (lossCache ??= renderWith([NODE_LOSS]));
+const withNodeLoss = (): Promise<K8sObject[]> => (lossCache ??= renderBaseWith(['node-loss']));
 
 const key = (o: K8sObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 

@@ -1,6 +1,8 @@
 // Test helper: renders a kustomization with `kubectl kustomize` and checks every object against the Kubernetes schemas.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -55,6 +57,24 @@ export function renderKustomization(dir: string): Promise<K8sObject[]> {
       }
     });
   });
+}
+
+/**
+ * deploy/base with kustomize components (names of directories under deploy/components), from an
+ * overlay written to a temporary directory: what an operator's overlay with `components:` renders.
+ */
+export async function renderBaseWith(components: readonly string[]): Promise<K8sObject[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'lode-overlay-'));
+  try {
+    writeFileSync(path.join(dir, 'kustomization.yaml'), [
+      'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
+      'resources:', `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'base'))}`,
+      'components:', ...components.map((c) => `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'components', c))}`), '',
+    ].join('\n'));
+    return await renderKustomization(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Parses a multi-document YAML stream into objects; empty documents are an error (a stray '---'). */
