@@ -26,7 +26,7 @@ export function describeApiError(err: unknown, what: string): string {
   const status = apiStatus(err);
   const message = err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err);
   if (status === 401) return `${what}: the API server rejected the credentials (401 Unauthorized); check the service account token or the kubeconfig's user`;
-  if (status === 403) return `${what}: forbidden (403); the driver's ClusterRole lacks this permission (deploy/base/rbac.yaml lists what each feature needs)`;
+  if (status === 403) return `${what}: forbidden (403); the driver's roles lack this permission (docs/install.md, "Permissions", lists what each feature needs; node-loss handling needs deploy/components/node-loss)`;
   if (status !== undefined) return `${what}: the API server answered ${status}: ${statusMessage(err) ?? message}`;
   if (err instanceof KubeUnavailableError) return `${what}: ${err.message}`;
   return `${what}: the API server could not be reached: ${message}`;

@@ -34,8 +34,9 @@ export async function runBuiltIn(file: string, seed?: number, overrides: { drive
 
 /**
  * Every request the run's drivers sent to its API (counted as external/lode-driver) is one
- * src/driver/cluster/api-permissions.ts lists, so the ClusterRole built from that list (deploy/base/rbac.yaml,
- * kept equal to it by test/deploy) lets it through in a cluster.
+ * src/driver/cluster/api-permissions.ts lists, so the roles built from that list (deploy/base/rbac.yaml
+ * for the default features, deploy/components/node-loss for node-loss handling, which the bench's
+ * drivers run with its driver default, on; kept equal to it by test/deploy) let it through in a cluster.
  */
 export function assertDriverRequestsPermitted(result: RunResult): void {
   const permitted = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${v} ${p.resource}`)));

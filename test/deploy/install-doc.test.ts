@@ -1,4 +1,4 @@
-// docs/install.md against what ships: the memory request, the dependencies it names, the base image, the V8 flags, the sidecar versions and how to build the image.
+// docs/install.md against what ships: the memory request, the dependencies it names, the base image, the V8 flags, the sidecar versions, how to build the image, and every permission the roles grant.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { parseBytes } from '../../src/util/quantity.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
-import { kubectlMissing, renderKustomization, REPO_ROOT } from './render.js';
+import { kubectlMissing, renderBaseWith, renderKustomization, REPO_ROOT } from './render.js';
+import { grants } from './rbac-grants.js';
 
 const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8').replace(/\s+/g, ' ');
 const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
@@ -56,4 +57,47 @@ test('install.md lists the sidecar versions the DaemonSet runs, and its overlay 
     }
     assert.ok(doc.includes(`${name} ${tag ?? ''}`), `install.md lists ${name} ${tag ?? ''}`);
   }
+});
+
+/** The permission rows of install.md's "Permissions" section, as "Kind name group/resource/verb[names]". */
+function documentedPermissions(): Set<string> {
+  const raw = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+  const start = raw.indexOf('\n## Permissions\n');
+  assert.ok(start >= 0, 'install.md has a Permissions section');
+  const section = raw.slice(start, raw.indexOf('\n## ', start + 1));
+  const out = new Set<string>();
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const role = /^(ClusterRole|Role) `([\w-]+)`$/.exec(cells[1] ?? '');
+    if (!role) continue;
+    const group = cells[2] === 'core' ? '' : (cells[2] ?? '').replace(/`/g, '');
+    const resource = (cells[3] ?? '').replace(/`/g, '');
+    const only = /\(only `([^`]+)`\)/.exec(cells[4] ?? '');
+    const verbs = (cells[4] ?? '').replace(/\(only `[^`]+`\)/, '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+    assert.ok((cells[5] ?? '').length > 10, `install.md says why for ${line}`);
+    for (const v of verbs) out.add(`${role[1]} ${role[2]} ${group}/${resource}/${v}${only ? `[${only[1]}]` : ''}`);
+  }
+  return out;
+}
+
+test('install.md lists every permission deploy/base and the node-loss component grant, and none they do not', { skip }, async () => {
+  const objects = await renderBaseWith(['node-loss']);
+  const granted = new Set<string>();
+  for (const o of objects.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role')) {
+    for (const g of grants([o])) {
+      const m = /^(.*?)\/(.+)\/(\w+)(@ns)?(\[.*\])?$/.exec(g)!;
+      granted.add(`${o.kind} ${o.metadata.name} ${m[1]}/${m[2]}/${m[3]}${m[5] ?? ''}`);
+    }
+  }
+  const documented = documentedPermissions();
+  assert.deepEqual([...granted].filter((g) => !documented.has(g)).sort(), [], 'granted but not in install.md');
+  assert.deepEqual([...documented].filter((d) => !granted.has(d)).sort(), [], 'in install.md but not granted');
+});
+
+test('install.md counts the roles deploy/base ships', { skip }, async () => {
+  const objects = await renderKustomization(path.join(REPO_ROOT, 'deploy', 'base'));
+  const m = /ServiceAccount `lode-node`, (\d+) ClusterRoles, (\d+) Roles and bindings/.exec(doc);
+  assert.ok(m, 'install.md lists the roles among what gets installed');
+  assert.equal(Number(m[1]), objects.filter((o) => o.kind === 'ClusterRole').length);
+  assert.equal(Number(m[2]), objects.filter((o) => o.kind === 'Role').length);
 });

@@ -11,12 +11,12 @@ import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageC
 import type { IClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import type { IRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import type { IRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
-import type { IPolicyRule } from 'kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule';
 import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
-import { PERMISSIONS } from '../../src/driver/cluster/api-permissions.js';
+import { permissionsAt } from '../../src/driver/cluster/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseBytes } from '../../src/util/quantity.js';
 import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { grants, permissionGrants } from './rbac-grants.js';
 
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
 const DRIVER = 'lode.csi.dev';
@@ -413,21 +413,6 @@ test('RBAC is least privilege: no wildcard, no secrets, no escalation, bound onl
   }
 });
 
-/** Every (apiGroup, resource, verb) the rules grant, with "@ns" for namespaced Roles. */
-function grants(objects: K8sObject[]): Set<string> {
-  const out = new Set<string>();
-  const add = (rules: IPolicyRule[] | undefined, scope: string) => {
-    for (const r of rules ?? []) {
-      for (const g of r.apiGroups ?? ['']) for (const res of r.resources ?? []) for (const v of r.verbs) {
-        out.add(`${g}/${res}/${v}${scope}${r.resourceNames ? `[${r.resourceNames.join(',')}]` : ''}`);
-      }
-    }
-  };
-  for (const c of all<IClusterRole>(objects, 'ClusterRole')) add(c.rules, '');
-  for (const r of all<IRole>(objects, 'Role')) add(r.rules, '@ns');
-  return out;
-}
-
 // What external-provisioner v6.3.0 calls on snapshot objects, from pkg/controller/controller.go
 // and pkg/controller/snapshot_finalizer_controller.go.
 const PROVISIONER_SNAPSHOT_GRANTS = [
@@ -514,11 +499,10 @@ function isDriverRole(o: K8sObject): boolean {
   return (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'lode-driver';
 }
 
-test('the driver\'s roles grant exactly the requests src/driver/cluster/api-permissions.ts lists, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
+test('the driver\'s roles grant exactly the requests src/driver/cluster/api-permissions.ts lists for the default features, bound to the DaemonSet\'s ServiceAccount', { skip }, async () => {
   const objects = await rendered();
   const ds = only<IDaemonSet>(objects, 'DaemonSet');
-  const expected = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) =>
-    `${p.group}/${p.resource}/${v}${p.scope === 'own-namespace' ? '@ns' : ''}${p.resourceNames ? `[${p.resourceNames.join(',')}]` : ''}`)));
+  const expected = permissionGrants(permissionsAt('base'));
   const roles = objects.filter(isDriverRole);
   assert.deepEqual([...grants(roles)].sort(), [...expected].sort());
   for (const role of roles) {

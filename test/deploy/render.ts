@@ -1,6 +1,8 @@
 // Test helper: renders a kustomization with `kubectl kustomize` and checks every object against the Kubernetes schemas.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -16,6 +18,8 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
+import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
 import { unknownFields } from './strict-fields.js';
 import { SNAPSHOT_KINDS, snapshotObjectProblems } from './snapshot-schemas.js';
 
@@ -55,6 +59,24 @@ export function renderKustomization(dir: string): Promise<K8sObject[]> {
   });
 }
 
+/**
+ * deploy/base with kustomize components (names of directories under deploy/components), from an
+ * overlay written to a temporary directory: what an operator's overlay with `components:` renders.
+ */
+export async function renderBaseWith(components: readonly string[]): Promise<K8sObject[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'lode-overlay-'));
+  try {
+    writeFileSync(path.join(dir, 'kustomization.yaml'), [
+      'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
+      'resources:', `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'base'))}`,
+      'components:', ...components.map((c) => `  - ${path.relative(dir, path.join(REPO_ROOT, 'deploy', 'components', c))}`), '',
+    ].join('\n'));
+    return await renderKustomization(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Parses a multi-document YAML stream into objects; empty documents are an error (a stray '---'). */
 export function parseObjects(text: string, source: string): K8sObject[] {
   return parseAllDocuments(text).map((doc, i) => {
@@ -90,6 +112,10 @@ const MODELS: Record<string, Validator> = {
     new ClusterRoleBinding(o as unknown as ConstructorParameters<typeof ClusterRoleBinding>[0]).validate(),
   'rbac.authorization.k8s.io/v1/Role': (o) => new Role(o as unknown as ConstructorParameters<typeof Role>[0]).validate(),
   'rbac.authorization.k8s.io/v1/RoleBinding': (o) => new RoleBinding(o as unknown as ConstructorParameters<typeof RoleBinding>[0]).validate(),
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': (o) =>
+    new ValidatingAdmissionPolicy(o as unknown as ConstructorParameters<typeof ValidatingAdmissionPolicy>[0]).validate(),
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': (o) =>
+    new ValidatingAdmissionPolicyBinding(o as unknown as ConstructorParameters<typeof ValidatingAdmissionPolicyBinding>[0]).validate(),
 };
 
 /** Where each kind's model type is declared, for the unknown-field check. */
@@ -107,6 +133,8 @@ const MODEL_FILES: Record<string, string> = {
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
   'rbac.authorization.k8s.io/v1/Role': 'rbac.authorization.k8s.io/v1/Role',
   'rbac.authorization.k8s.io/v1/RoleBinding': 'rbac.authorization.k8s.io/v1/RoleBinding',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
 };
 
 /**

@@ -1,9 +1,22 @@
-// Every API request the driver makes, by feature: the source of the driver's ClusterRole in deploy/base/rbac.yaml, which a test keeps equal to it.
+// Every API request the driver makes, by feature, and where each feature's permissions are installed: deploy/base/rbac.yaml for the default features, deploy/components/node-loss for the opt-in one; a test keeps the roles equal to this list.
 import { nodeLossLeaseName } from './node-loss/node-loss-options.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
 export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'orphans' | 'limit-reports';
+
+/**
+ * Where a feature's roles ship. 'base': deploy/base, on with API access. A kustomize component
+ * (deploy/components/<name>): the feature deletes or changes objects of other nodes, so it is
+ * opt-in, with roles of its own that only that component binds; deploy/base switches it off.
+ */
+export const FEATURE_INSTALL: Readonly<Record<ApiFeature, 'base' | 'components/node-loss'>> = {
+  'api-access': 'base',
+  'pod-reservations': 'base',
+  orphans: 'base',
+  'limit-reports': 'base',
+  'node-loss': 'components/node-loss',
+};
 
 export interface Permission {
   feature: ApiFeature;
@@ -43,3 +56,8 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'orphans', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per orphaned volume, refreshed (patched) so it outlives the event TTL' },
   { feature: 'limit-reports', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per pool whose volumes\' writers can get past their limits, and per volume whose writer did, refreshed (patched) likewise' },
 ];
+
+/** The permissions installed at one place (deploy/base, or a component), in catalogue order. */
+export function permissionsAt(place: (typeof FEATURE_INSTALL)[ApiFeature]): Permission[] {
+  return PERMISSIONS.filter((p) => FEATURE_INSTALL[p.feature] === place);
+}

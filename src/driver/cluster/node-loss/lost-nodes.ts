@@ -10,6 +10,15 @@ export const PROVISIONER_FINALIZER = 'external-provisioner.volume.kubernetes.io/
 /** csi-provisioner's label naming the driver of a CSIStorageCapacity object. */
 export const CAPACITY_DRIVER_LABEL = 'csi.storage.k8s.io/drivername';
 
+/**
+ * The annotation the handler puts on a lost node's PV before deleting it ("<node>: <signal>"):
+ * it tells the operator why, and the per-node admission policy
+ * (deploy/components/node-bound-volumes) lets another node delete only a PV so marked.
+ */
+export function lostWithNodeAnnotation(driverName: string): string {
+  return `${driverName}/lost-with-node`;
+}
+
 export type LossSignal = 'deleted' | 'out-of-service';
 
 export interface LostNode {

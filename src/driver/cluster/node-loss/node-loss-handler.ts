@@ -5,7 +5,7 @@ import { describeApiError, isConflict, isNotFound } from '../../../kube/kube-err
 import { onNodeLoss, PARAM_ON_NODE_LOSS } from '../../request/parameters.js';
 import { log } from '../../../util/log.js';
 import { NodeLossEvents } from './node-loss-events.js';
-import { CAPACITY_DRIVER_LABEL, capacityNode, lostNodes, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
+import { CAPACITY_DRIVER_LABEL, capacityNode, lostNodes, lostWithNodeAnnotation, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
 
 export interface NodeLossIdentity {
   driverName: string;
@@ -62,7 +62,7 @@ export class NodeLossHandler {
   }
 
   private get lostAnnotation(): string {
-    return `${this.id.driverName}/lost-with-node`;
+    return lostWithNodeAnnotation(this.id.driverName);
   }
 
   async pass(stopped: AbortSignal): Promise<PassSummary> {
