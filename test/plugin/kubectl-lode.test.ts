@@ -190,4 +190,17 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /default\/kept-data/);
   });
+
+  it('the one-file launcher: linked from a checkout it finds the checkout; copied with no package to find, it says so with exit code 1', async () => {
+    const linkBin = join(home, 'link-bin');
+    mkdirSync(linkBin);
+    symlinkSync(LAUNCHER, join(linkBin, 'kubectl-lode'));
+    const linked = await run(['lode', 'volumes'], { PATH: `${linkBin}:${process.env['PATH'] ?? ''}`, LODE_HOME: '' });
+    assert.equal(linked.code, 0, linked.stderr);
+    assert.match(linked.stdout, /default\/kept-data/);
+    // The copy in `bin` sits in no checkout; with LODE_HOME wrong and no global package, nothing runs.
+    const lost = await run(['lode', 'status'], { LODE_HOME: join(home, 'nowhere'), PATH: `${bin}:/usr/bin:/bin` }, KUBECTL!);
+    assert.equal(lost.code, 1);
+    assert.match(lost.stderr, /kubectl-lode cannot find a built Lode package: set LODE_HOME/);
+  });
 });
