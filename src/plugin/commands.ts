@@ -70,7 +70,7 @@ async function why(args: PluginArgs, cluster: PluginCluster): Promise<WhyReport>
     const what = claimKinds.includes(kind) ? 'persistentvolumeclaims' : podKinds.includes(kind) ? 'pods' : 'persistentvolumeclaims or pods';
     throw new ClusterError(`Error from server (NotFound): ${what} "${name}" not found in namespace "${namespace}"`);
   }
-  const [nodes, csiNodes, capacities, pvs] = await Promise.all([cluster.nodes(), cluster.csiNodes(), cluster.capacities(`csi.storage.k8s.io/drivername=${args.driverName}`), cluster.volumes(args.driverName)]);
+  const [nodes, csiNodes, capacities, pvs] = await Promise.all([cluster.nodes(), cluster.csiNodes(), cluster.capacities(`${CAPACITY_DRIVER_LABEL}=${args.driverName}`), cluster.volumes(args.driverName)]);
   let pods: V1Pod[];
   let claims: ClaimInput[];
   let scheduler: string | null = null;
