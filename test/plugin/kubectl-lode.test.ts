@@ -1,0 +1,206 @@
+// kubectl lode through the real kubectl against one held bench run with drivers that have API access: status, volumes, orphans, why (both Pending cases), kubectl's flags and exit codes.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { needsRoot } from '../bench/run-helpers.js';
+import { KUBECTL_BINARIES } from '../bench/apiserver/kubectl-runner.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const MAIN = join(REPO, 'dist/src/cli/main.js');
+const PLUGIN = join(REPO, 'dist/src/plugin/main.js');
+const LAUNCHER = join(REPO, 'deploy/kubectl-lode');
+const SCENARIO = join(REPO, 'test/plugin/fixtures/scenario.yaml');
+/** The machine's kubectl: plugins need 1.12 or later, which Debian's 1.20 also is, but one kubectl is enough here. */
+const KUBECTL = KUBECTL_BINARIES[0];
+
+interface Ran { code: number | null; stdout: string; stderr: string }
+
+describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL === undefined ? 'kubectl is not installed' : undefined) }, () => {
+  let root = '';
+  let home = '';
+  let bin = '';
+  let kubeconfig = '';
+  let child: ChildProcess;
+  let exited: Promise<number | null>;
+  let env: NodeJS.ProcessEnv = {};
+
+  /** Runs a command (kubectl unless given) with the test's PATH and HOME; the 60 s bound turns a hang into a failure, it is never asserted. */
+  const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}, file = KUBECTL!): Promise<Ran> => new Promise((resolve) => {
+    const p = spawn(file, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const bound = setTimeout(() => p.kill('SIGKILL'), 60_000);
+    p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
+  });
+  const lode = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> => {
+    const r = await run(['lode', ...args], extraEnv);
+    assert.equal(r.code, 0, `kubectl lode ${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr, '', 'nothing on stderr when all went well');
+    return r.stdout;
+  };
+  const json = async <T>(args: string[]): Promise<T> => JSON.parse(await lode([...args, '-o', 'json'])) as T;
+  /** Table rows split on kubectl's column gaps, header first. */
+  const rows = (text: string): string[][] => text.trimEnd().split('\n').map((l) => l.split(/ {3,}/));
+
+  before(async () => {
+    root = mkdtempSync('/tmp/lode-kubectl-plugin-');
+    home = mkdtempSync('/tmp/lode-kubectl-plugin-home-');
+    bin = join(home, 'bin');
+    mkdirSync(bin);
+    // The single file a user copies: it finds the package through LODE_HOME.
+    copyFileSync(LAUNCHER, join(bin, 'kubectl-lode'));
+    child = spawn(process.execPath, [MAIN, 'bench', SCENARIO, '--api', '127.0.0.1:0', '--hold', '--work-dir', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    let stdout = '';
+    let stderr = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+      child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); if (stderr.includes('holding the cluster')) resolve(); });
+      child.on('exit', (code) => reject(new Error(`bench exited early (${code}): ${stderr}`)));
+    });
+    kubeconfig = /kubeconfig (\S+) \(export/.exec(stdout)?.[1] ?? '';
+    assert.ok(existsSync(kubeconfig), `the held run names its kubeconfig: ${stdout}`);
+    env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig, LODE_HOME: REPO, PATH: `${bin}:${process.env['PATH'] ?? ''}`, NO_COLOR: '' };
+  });
+
+  after(async () => {
+    if (child.exitCode === null) child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    rmSync(home, { recursive: true, force: true });
+    if (existsSync(root) && readdirSync(root).length === 0) rmdirSync(root);
+  });
+
+  it('kubectl finds the plugin on PATH, and kubectl lode --help answers', async () => {
+    const list = await run(['plugin', 'list']);
+    assert.match(list.stdout, new RegExp(`${bin}/kubectl-lode`));
+    assert.match(await lode(['--help']), /kubectl lode why CLAIM\|POD/);
+  });
+
+  it('status: per node its pool, free space and allocated bytes, the orphan warning on node-1, the class whose pool no node has, the node-loss leader', async () => {
+    const out = await lode(['status']);
+    const table = rows(out.split('\n\n')[0] ?? '');
+    assert.deepEqual(table[0], ['NODE', 'STATE', 'DRIVER', 'POOL', 'FREE', 'ALLOCATED', 'VOLUMES', 'LARGEST', 'WARNINGS']);
+    // node-1 holds kept-data's 32Mi volume (its PV) and the orphan's 24Mi, which no PV counts: 160 - 56 = 104Mi free.
+    const byNode = new Map(table.slice(1).map((r) => [r[0], r]));
+    assert.deepEqual(byNode.get('node-1')?.slice(3), ['local', '104Mi', '32Mi', '1', '104Mi', '1']);
+    assert.deepEqual(byNode.get('node-2')?.slice(3), ['local', '160Mi', '0B', '0', '160Mi', '0']);
+    assert.deepEqual(table.slice(1).map((r) => r[1]), ['Ready', 'Ready']);
+    assert.match(out, /Classes no node has space for: lode-nowhere \(pool "nowhere"\)/);
+    assert.match(out, /Node-loss handler: node-\d/);
+    assert.match(out, /node-1 +OrphanedVolume +volume lv-\S+ \(pvc-\S+\) in pool local, 24Mi/);
+    assert.doesNotMatch(out, /\u001b\[/, 'no colour into a pipe');
+    const report = await json<{ kind: string; pools: Array<{ node: string; pool: string; freeBytes: number; allocatedBytes: number; maximumBytes: Record<string, number | null> }> }>(['status']);
+    assert.equal(report.kind, 'LodeStatus');
+    const n2 = report.pools.find((p) => p.node === 'node-2');
+    assert.equal(n2?.freeBytes, 160 * 2 ** 20);
+    // The xfs class can make nothing in a 160Mi pool: xfs takes at least 300Mi.
+    assert.deepEqual(n2?.maximumBytes, { 'lode-local': 160 * 2 ** 20, 'lode-local-xfs': 0 });
+    assert.match(await lode(['status', '-o', 'wide']), /lode-local\(largest 104Mi\),lode-local-xfs\(largest 0B\)/);
+  });
+
+  it('volumes: the one PV left, with its node, pool, size, claim and pod; -o yaml carries the same', async () => {
+    const table = rows(await lode(['volumes']));
+    assert.deepEqual(table[0], ['NAME', 'NODE', 'POOL', 'SIZE', 'STATUS', 'CLAIM', 'POD', 'SNAPSHOTS']);
+    assert.equal(table.length, 2, 'lost-data\'s PV was force-deleted: one PV of the driver is left');
+    assert.deepEqual(table[1]?.slice(1), ['node-1', 'local', '32Mi', 'Bound', 'default/kept-data', 'kept', '0']);
+    const yaml = await lode(['volumes', '-o', 'yaml']);
+    assert.match(yaml, /kind: LodeVolumeList/);
+    assert.match(yaml, /claim: default\/kept-data/);
+  });
+
+  it('orphans: the volume whose PV was force-deleted, on node-1, with its size and the name of its old PV', async () => {
+    const lostPv = (await run(['get', 'pvc', 'lost-data', '-o', 'jsonpath={.spec.volumeName}'])).stdout;
+    assert.match(lostPv, /^pvc-/);
+    const list = await json<{ items: Array<{ node: string; id: string; name: string; pool: string; sizeBytes: number; inUse: string | null; deleteOrphans: boolean }> }>(['orphans']);
+    assert.deepEqual(list.items.map((o) => [o.node, o.name, o.pool, o.sizeBytes, o.deleteOrphans]), [['node-1', lostPv, 'local', 24 * 2 ** 20, false]]);
+    const table = rows(await lode(['orphans']));
+    assert.deepEqual(table[0], ['NODE', 'VOLUME', 'POOL', 'SIZE', 'AGE', 'IN USE']);
+    assert.deepEqual([table[1]?.[0], table[1]?.[1], table[1]?.[5]], ['node-1', list.items[0]?.id, 'unknown']);
+  });
+
+  it('why, a claim whose class names a pool no node has: the scheduler says "not enough free storage", the plugin says which pool is missing on each node', async () => {
+    const out = await lode(['why', 'nowhere-data']);
+    assert.match(out, /^pvc\/default\/nowhere-data: Pending\n/);
+    assert.match(out, /scheduler: 0\/2 nodes are available: 2 node\(s\) did not have enough free storage/);
+    const table = rows(out.split('\n\n')[1] ?? '');
+    assert.deepEqual(table.slice(1), ['node-1', 'node-2'].map((n) => [n, 'no', 'no pool "nowhere" on this node (class lode-nowhere; the driver reports no space for it)']));
+    // Asked through its pod, the same answer.
+    const byPod = await json<{ target: string; nodes: Array<{ node: string; fits: boolean; reason: string }> }>(['why', 'pod/nowhere']);
+    assert.equal(byPod.target, 'pod/default/nowhere');
+    assert.deepEqual(byPod.nodes.map((v) => v.reason.startsWith('no pool "nowhere"')), [true, true]);
+  });
+
+  it('why, an xfs claim smaller than xfs\'s minimum in pools with less than that free: below the filesystem\'s minimum, on each node', async () => {
+    const report = await json<{ target: string; phase: string; nodes: Array<{ node: string; fits: boolean; reason: string }> }>(['why', 'pod/xfs-app']);
+    assert.equal(report.phase, 'Pending');
+    assert.deepEqual(report.nodes.map((v) => [v.node, v.fits]), [['node-1', false], ['node-2', false]]);
+    for (const v of report.nodes) assert.match(v.reason, /^below the filesystem's minimum: xfs volumes take at least 300Mi \(claim small-xfs asks 64Mi\), pool "local" has \d+Mi free$/);
+    assert.match(await lode(['why', 'pvc/small-xfs']), /node-2 +no +below the filesystem's minimum/);
+  });
+
+  it('why, a running pod: scheduled, and the node its selector rules out', async () => {
+    const report = await json<{ phase: string; summary: string[]; nodes: Array<{ node: string; fits: boolean; reason: string }> }>(['why', 'pod/kept']);
+    assert.equal(report.phase, 'Running');
+    assert.ok(report.summary.some((s) => s.startsWith('pod kept is scheduled on node node-1')));
+    assert.deepEqual(report.nodes.map((v) => [v.node, v.fits]), [['node-1', true], ['node-2', false]]);
+    assert.equal(report.nodes[1]?.reason, 'does not match pod kept\'s nodeSelector slot=one');
+  });
+
+  it('kubectl\'s flags: --kubeconfig without KUBECONFIG, --context, -n; errors on stderr with exit code 1', async () => {
+    const viaFlag = await run(['lode', 'volumes', '--kubeconfig', kubeconfig], { KUBECONFIG: '' });
+    assert.equal(viaFlag.code, 0, viaFlag.stderr);
+    assert.match(viaFlag.stdout, /default\/kept-data/);
+    const context = (await run(['config', 'current-context'])).stdout.trim();
+    assert.equal((await run(['lode', 'volumes', '--context', context])).code, 0);
+    const badContext = await run(['lode', 'status', '--context', 'nope']);
+    assert.equal(badContext.code, 1);
+    assert.match(badContext.stderr, /^error: context was not found for specified context: nope\n$/);
+    const otherNs = await run(['lode', 'why', '-n', 'kube-system', 'nowhere-data']);
+    assert.equal(otherNs.code, 1);
+    assert.match(otherNs.stderr, /NotFound.*"nowhere-data" not found in namespace "kube-system"/);
+    const badOutput = await run(['lode', 'volumes', '-o', 'table']);
+    assert.equal(badOutput.code, 1);
+    assert.match(badOutput.stderr, /allowed formats are: json, wide, yaml/);
+    const badCommand = await run(['lode', 'frobnicate']);
+    assert.equal(badCommand.code, 1);
+    assert.match(badCommand.stderr, /unknown command "frobnicate"/);
+    const unreachable = await run(['lode', 'status', '--kubeconfig', join(home, 'missing')]);
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^error: cannot load the kubeconfig/);
+  });
+
+  it('colour on a terminal only: the same status through a pseudo-terminal paints the warning count', { skip: existsSync('/usr/bin/script') ? undefined : 'script(1) is not installed' }, async () => {
+    const r = await run(['-qec', 'kubectl lode status', '/dev/null'], {}, '/usr/bin/script');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\u001b\[33m1\u001b\[0m/);
+    const plain = await run(['-qec', 'kubectl lode status', '/dev/null'], { NO_COLOR: '1' }, '/usr/bin/script');
+    assert.doesNotMatch(plain.stdout, /\u001b\[3/);
+  });
+
+  it('installed as npm links a package\'s bin (a link to the compiled entry point), it answers the same', async () => {
+    const npmBin = join(home, 'npm-bin');
+    mkdirSync(npmBin);
+    symlinkSync(PLUGIN, join(npmBin, 'kubectl-lode'));
+    const r = await run(['lode', 'volumes'], { PATH: `${npmBin}:${process.env['PATH'] ?? ''}`, LODE_HOME: '' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /default\/kept-data/);
+  });
+
+  it('the one-file launcher: linked from a checkout it finds the checkout; copied with no package to find, it says so with exit code 1', async () => {
+    const linkBin = join(home, 'link-bin');
+    mkdirSync(linkBin);
+    symlinkSync(LAUNCHER, join(linkBin, 'kubectl-lode'));
+    const linked = await run(['lode', 'volumes'], { PATH: `${linkBin}:${process.env['PATH'] ?? ''}`, LODE_HOME: '' });
+    assert.equal(linked.code, 0, linked.stderr);
+    assert.match(linked.stdout, /default\/kept-data/);
+    // The copy in `bin` sits in no checkout; with LODE_HOME wrong and no global package, nothing runs.
+    const lost = await run(['lode', 'status'], { LODE_HOME: join(home, 'nowhere'), PATH: `${bin}:/usr/bin:/bin` }, KUBECTL!);
+    assert.equal(lost.code, 1);
+    assert.match(lost.stderr, /kubectl-lode cannot find a built Lode package: set LODE_HOME/);
+  });
+});
