@@ -13,6 +13,7 @@ import { grpcCode } from '../../src/csi/client.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 import { DriverHarness, MiB } from '../helpers/driver-harness.js';
 import { scaledDeadlineMs } from '../helpers/vm-slowdown.js';
+import { csiTool } from '../helpers/csi-tools.js';
 import { metricsPort } from '../driver/support.js';
 import { REPO_ROOT, isObject, kubectlMissing } from '../deploy/render.js';
 import { alertRules, prometheusTools, renderBaseWithMonitoring, ruleFileText, type Rule } from './monitoring-support.js';
@@ -118,6 +119,24 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   t.after(() => h.cleanup());
   const driverPort = await metricsPort(h);
 
+  // The livenessprobe sidecar, whose healthz port the PodMonitor scrapes for its metrics too.
+  // Without the upstream tools that part is left out (a failure under CI=true, which has them).
+  const livenessprobe = await csiTool('livenessprobe');
+  let probePort: number | undefined;
+  if (typeof livenessprobe === 'string') {
+    probePort = await freePort();
+    const lp = spawn(livenessprobe, [`--csi-address=${h.endpoint.replace(/^unix:\/\//, '')}`, `--http-endpoint=127.0.0.1:${probePort}`], { stdio: 'ignore' });
+    const lpExited = new Promise<void>((resolve) => lp.once('exit', () => resolve()));
+    t.after(async () => {
+      if (lp.exitCode === null && lp.signalCode === null) lp.kill('SIGTERM');
+      await lpExited;
+    });
+  } else if (process.env['CI'] === 'true') {
+    assert.fail(`CI=true: ${livenessprobe.missing}`);
+  } else {
+    t.diagnostic(`livenessprobe's metrics not checked: ${livenessprobe.missing}`);
+  }
+
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prometheus-'));
   t.after(() => fs.rm(dir, { recursive: true, force: true }));
   // The rules as shipped, but every `for:` at 0s: the promtool cases (alerts.promtest.yaml) hold
@@ -128,7 +147,10 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
     global: { scrape_interval: '1s', evaluation_interval: '1s' },
     rule_files: ['rules.yaml'],
     // The labels the PodMonitor's relabelings give the driver's target.
-    scrape_configs: [{ job_name: 'lode', static_configs: [{ targets: [`127.0.0.1:${driverPort}`], labels: { container: 'lode', pod: 'lode-node-test' } }] }],
+    scrape_configs: [{ job_name: 'lode', static_configs: [
+      { targets: [`127.0.0.1:${driverPort}`], labels: { container: 'lode', pod: 'lode-node-test' } },
+      ...(probePort === undefined ? [] : [{ targets: [`127.0.0.1:${probePort}`], labels: { container: 'livenessprobe', pod: 'lode-node-test' } }]),
+    ] }],
   }));
   const promPort = await freePort();
   const prom: ChildProcess = spawn(tools.prometheus, [
@@ -151,6 +173,14 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
     return r?.status === 200 ? true : undefined;
   });
   await waitFor('the driver to be scraped', async () => ((await query(promPort, 'up{job="lode", container="lode"} == 1')).length === 1 ? true : undefined));
+
+  if (probePort !== undefined) {
+    // kubelet's probe, by hand: the sidecar calls the driver's Probe and counts it in its /metrics.
+    const health = await getJson(probePort, '/healthz');
+    assert.equal(health.status, 200, String(health.body));
+    await waitFor('the livenessprobe sidecar\'s Probe count in Prometheus', async () =>
+      (await query(promPort, 'csi_sidecar_operations_seconds_count{job="lode", container="livenessprobe", method_name="/csi.v1.Identity/Probe", grpc_status_code="OK"} >= 1')).length === 1 ? true : undefined);
+  }
 
   const nearlyFull = rules.find((r) => r.alert === 'LodePoolNearlyFull');
   assert.ok(nearlyFull, 'the rules have LodePoolNearlyFull');
