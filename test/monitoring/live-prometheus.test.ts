@@ -1,4 +1,4 @@
-// A real Prometheus scrapes a real `lode driver` with the component's rules: filling the pool fires LodePoolNearlyFull, and every query in the docs, the rules and the dashboard evaluates.
+// A real Prometheus scrapes a real `lode driver` with the component's rules: filling the pool fires LodePoolNearlyFull, orphans LodeOrphanedVolumes, and every query in the docs, the rules and the dashboard evaluates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +14,7 @@ import type { VolumeCapability } from '../../src/csi/types.js';
 import { DriverHarness, MiB } from '../helpers/driver-harness.js';
 import { scaledDeadlineMs } from '../helpers/vm-slowdown.js';
 import { csiTool } from '../helpers/csi-tools.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 import { metricsPort } from '../driver/support.js';
 import { REPO_ROOT, isObject, kubectlMissing } from '../deploy/render.js';
 import { alertRules, prometheusTools, renderBaseWithMonitoring, ruleFileText, type Rule } from './monitoring-support.js';
@@ -99,11 +100,11 @@ function dashboardQueries(dashboardJson: string): string[] {
   return out;
 }
 
-// Series a single driver without API access on a loop pool does not have: the orphan check runs
-// only with API access, thin pools are lvm's, the capacity-object gauges are the provisioner's.
-const ABSENT_HERE = /^(lode_orphan_|lode_thin_pool_|csistoragecapacities_)/;
+// Series a driver on a loop pool does not have: thin pools are lvm's, the capacity-object gauges
+// are the provisioner's.
+const ABSENT_HERE = /^(lode_thin_pool_|csistoragecapacities_)/;
 
-test('Prometheus scrapes a real driver with the rules: a pool filled fires LodePoolNearlyFull, emptied it resolves; every documented query evaluates', { skip: kubectlMissing() }, async (t) => {
+test('Prometheus scrapes a real driver with the rules: a pool filled fires LodePoolNearlyFull, emptied it resolves; orphans fire LodeOrphanedVolumes; every documented query evaluates', { skip: kubectlMissing() }, async (t) => {
   const tools = prometheusTools(t);
   if (!tools) return;
   if (process.getuid?.() !== 0) {
@@ -115,7 +116,15 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   const dashboard = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.labels?.['grafana_dashboard'] === '1');
   const dashboardJson = (dashboard?.['data'] as Record<string, string> | undefined)?.['lode-dashboard.json'] ?? '';
 
-  const h = await DriverHarness.start({ nodeId: NODE, pools: [{ name: 'fast', size: '256Mi' }], extraArgs: ['--metrics-address', '127.0.0.1:0'] });
+  // With API access (the bench's API server), so the orphan series exist: the test's volumes have
+  // no PersistentVolume, and after the 2 s grace they are orphans.
+  const api = await ApiCluster.start();
+  t.after(() => api.stop());
+  const h = await DriverHarness.start({
+    nodeId: NODE,
+    pools: [{ name: 'fast', size: '256Mi' }],
+    extraArgs: ['--metrics-address', '127.0.0.1:0', '--kubeconfig', api.kubeconfig, '--orphan-check', '1', '--orphan-grace', '2'],
+  });
   t.after(() => h.cleanup());
   const driverPort = await metricsPort(h);
 
@@ -219,6 +228,10 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   await h.client.nodeUnstageVolume({ volume_id: last.volume?.volume_id ?? '', staging_target_path: staging });
 
   const alert = await waitFor('LodePoolNearlyFull to fire', firing);
+  // The volumes no PV names, past the grace period: LodeOrphanedVolumes, with their count.
+  const orphans = await waitFor('LodeOrphanedVolumes to fire', async () =>
+    (await alerts(promPort)).find((a) => a.labels['alertname'] === 'LodeOrphanedVolumes' && a.labels['pool'] === 'fast' && a.state === 'firing' && a.annotations['summary']?.startsWith('8 ')));
+  assert.equal(orphans.labels['node_id'], NODE);
   assert.equal(alert.labels['severity'], 'warning');
   assert.equal(alert.labels['backend'], 'loop');
   // The annotation templates, expanded by Prometheus: the pool, the node, what is left.
@@ -250,6 +263,7 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   assert.ok(answered('lode_pool_allocated_bytes / lode_pool_capacity_bytes') > 0, 'the pool is more than 85 % promised');
   assert.ok(answered('lode_csi_rpc_total{code!="OK"}') > 0, 'the refused create');
   assert.ok(answered('method="NodeStageVolume"') > 0, 'the stage');
+  assert.ok(answered('lode_orphan_volumes > 0') > 0, 'the orphans');
 
   // Two volumes deleted: 80 MiB left, and the alert resolves.
   for (const id of ids.slice(0, 2)) await h.client.deleteVolume({ volume_id: id });
