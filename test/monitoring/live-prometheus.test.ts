@@ -1,4 +1,4 @@
-// A real Prometheus scrapes a real `lode driver` with the component's rules: filling the pool fires LodePoolNearlyFull, orphans LodeOrphanedVolumes, and every query in the docs, the rules and the dashboard evaluates.
+// A real Prometheus scrapes a real `lode driver` and the real sidecars with the component's rules: a filled pool fires LodePoolNearlyFull, orphans LodeOrphanedVolumes, every documented query evaluates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +13,7 @@ import { grpcCode } from '../../src/csi/client.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 import { DriverHarness, MiB } from '../helpers/driver-harness.js';
 import { scaledDeadlineMs } from '../helpers/vm-slowdown.js';
+import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { csiTool } from '../helpers/csi-tools.js';
 import { ApiCluster } from '../helpers/api-cluster.js';
 import { metricsPort } from '../driver/support.js';
@@ -21,6 +22,10 @@ import { alertRules, prometheusTools, renderBaseWithMonitoring, ruleFileText, ty
 
 const EXT4: VolumeCapability = { mount: { fs_type: 'ext4', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
 const NODE = 'node-prom';
+const NAMESPACE = 'lode-system';
+const POD = 'lode-node-test';
+// The sidecars that serve metrics (the test tools name their binaries the same).
+const SIDECARS = ['csi-provisioner', 'csi-resizer', 'csi-snapshotter', 'livenessprobe'] as const;
 
 /** A port nobody listens on right now (Prometheus is told it; a clash shows as its start failing). */
 async function freePort(): Promise<number> {
@@ -100,11 +105,12 @@ function dashboardQueries(dashboardJson: string): string[] {
   return out;
 }
 
-// Series a driver on a loop pool does not have: thin pools are lvm's, the capacity-object gauges
-// are the provisioner's.
-const ABSENT_HERE = /^(lode_thin_pool_|csistoragecapacities_)/;
+// Series this test's driver does not have: thin pools are lvm's; without the upstream tools, the
+// provisioner's gauges too.
+const ABSENT_HERE = /^lode_thin_pool_/;
+const ABSENT_WITHOUT_SIDECARS = /^(lode_thin_pool_|csistoragecapacities_)/;
 
-test('Prometheus scrapes a real driver with the rules: a pool filled fires LodePoolNearlyFull, emptied it resolves; orphans fire LodeOrphanedVolumes; every documented query evaluates', { skip: kubectlMissing() }, async (t) => {
+test('Prometheus scrapes a real driver and its sidecars with the rules: a pool filled fires LodePoolNearlyFull, emptied it resolves; orphans fire LodeOrphanedVolumes; every documented query evaluates', { skip: kubectlMissing() }, async (t) => {
   const tools = prometheusTools(t);
   if (!tools) return;
   if (process.getuid?.() !== 0) {
@@ -118,32 +124,52 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
 
   // With API access (the bench's API server), so the orphan series exist: the test's volumes have
   // no PersistentVolume, and after the 2 s grace they are orphans.
-  const api = await ApiCluster.start();
-  t.after(() => api.stop());
+  const apiCluster = await ApiCluster.start();
+  t.after(() => apiCluster.stop());
+  // What the provisioner reads as it starts: its own Pod, whose owner (--capacity-ownerref-level=1)
+  // owns the capacity objects, and a class of the pool to publish capacity for.
+  apiCluster.store.create('Pod', {
+    metadata: { name: POD, namespace: NAMESPACE, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'lode-node', uid: 'lode-node-uid', controller: true }] },
+    spec: { nodeName: NODE, containers: [{ name: 'lode', image: 'lode' }] },
+  });
+  apiCluster.store.create('StorageClass', {
+    metadata: { name: 'lode-fast' }, provisioner: 'lode.csi.dev', parameters: { pool: 'fast' }, volumeBindingMode: 'WaitForFirstConsumer',
+  });
   const h = await DriverHarness.start({
     nodeId: NODE,
     pools: [{ name: 'fast', size: '256Mi' }],
-    extraArgs: ['--metrics-address', '127.0.0.1:0', '--kubeconfig', api.kubeconfig, '--orphan-check', '1', '--orphan-grace', '2'],
+    extraArgs: ['--metrics-address', '127.0.0.1:0', '--kubeconfig', apiCluster.kubeconfig, '--orphan-check', '1', '--orphan-grace', '2'],
   });
   t.after(() => h.cleanup());
   const driverPort = await metricsPort(h);
 
-  // The livenessprobe sidecar, whose healthz port the PodMonitor scrapes for its metrics too.
+  // The four sidecars whose metrics the PodMonitor scrapes, each with its args from the rendered
+  // DaemonSet (the component's --http-endpoint on a free port of this machine instead of its own).
   // Without the upstream tools that part is left out (a failure under CI=true, which has them).
-  const livenessprobe = await csiTool('livenessprobe');
-  let probePort: number | undefined;
-  if (typeof livenessprobe === 'string') {
-    probePort = await freePort();
-    const lp = spawn(livenessprobe, [`--csi-address=${h.endpoint.replace(/^unix:\/\//, '')}`, `--http-endpoint=127.0.0.1:${probePort}`], { stdio: 'ignore' });
-    const lpExited = new Promise<void>((resolve) => lp.once('exit', () => resolve()));
-    t.after(async () => {
-      if (lp.exitCode === null && lp.signalCode === null) lp.kill('SIGTERM');
-      await lpExited;
+  const ds = objects.find((o) => o.kind === 'DaemonSet') as unknown as IDaemonSet;
+  const sidecarPorts = new Map<string, number>();
+  const sidecarTools = await Promise.all(SIDECARS.map(async (name) => ({ name, bin: await csiTool(name) })));
+  const missing = sidecarTools.flatMap((x) => (typeof x.bin === 'string' ? [] : [x.bin.missing]));
+  if (missing.length > 0 && process.env['CI'] === 'true') assert.fail(`CI=true: ${missing.join('; ')}`);
+  if (missing.length > 0) t.diagnostic(`the sidecars' metrics not checked: ${missing.join('; ')}`);
+  for (const { name, bin } of missing.length > 0 ? [] : sidecarTools) {
+    if (typeof bin !== 'string') continue;
+    const port = await freePort();
+    sidecarPorts.set(name, port);
+    const args = (ds.spec?.template.spec?.containers.find((c) => c.name === name)?.args ?? []).map((a) => {
+      if (a.startsWith('--csi-address=')) return `--csi-address=${h.socket}`;
+      if (a.startsWith('--http-endpoint=')) return `--http-endpoint=127.0.0.1:${port}`;
+      return a.replaceAll('$(NAMESPACE)', NAMESPACE);
     });
-  } else if (process.env['CI'] === 'true') {
-    assert.fail(`CI=true: ${livenessprobe.missing}`);
-  } else {
-    t.diagnostic(`livenessprobe's metrics not checked: ${livenessprobe.missing}`);
+    assert.ok(args.some((a) => a.startsWith('--http-endpoint=')), `${name} has no --http-endpoint`);
+    // The livenessprobe talks to the driver only; the others read and write the API.
+    const api = name === 'livenessprobe' ? [] : [`--kubeconfig=${apiCluster.kubeconfig}`];
+    const child = spawn(bin, [...api, ...args], { env: { ...process.env, NODE_NAME: NODE, NAMESPACE, POD_NAME: POD }, stdio: 'ignore' });
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    t.after(async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await gone;
+    });
   }
 
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prometheus-'));
@@ -157,8 +183,8 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
     rule_files: ['rules.yaml'],
     // The labels the PodMonitor's relabelings give the driver's target.
     scrape_configs: [{ job_name: 'lode', static_configs: [
-      { targets: [`127.0.0.1:${driverPort}`], labels: { container: 'lode', pod: 'lode-node-test' } },
-      ...(probePort === undefined ? [] : [{ targets: [`127.0.0.1:${probePort}`], labels: { container: 'livenessprobe', pod: 'lode-node-test' } }]),
+      { targets: [`127.0.0.1:${driverPort}`], labels: { container: 'lode', pod: POD } },
+      ...[...sidecarPorts].map(([container, port]) => ({ targets: [`127.0.0.1:${port}`], labels: { container, pod: POD } })),
     ] }],
   }));
   const promPort = await freePort();
@@ -183,12 +209,18 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   });
   await waitFor('the driver to be scraped', async () => ((await query(promPort, 'up{job="lode", container="lode"} == 1')).length === 1 ? true : undefined));
 
-  if (probePort !== undefined) {
-    // kubelet's probe, by hand: the sidecar calls the driver's Probe and counts it in its /metrics.
-    const health = await getJson(probePort, '/healthz');
+  if (sidecarPorts.size > 0) {
+    await waitFor('every sidecar to be scraped', async () =>
+      ((await query(promPort, 'up{job="lode", container!="lode"} == 1')).length === SIDECARS.length ? true : undefined));
+    // kubelet's probe, by hand: the livenessprobe sidecar calls the driver's Probe and counts it.
+    const health = await getJson(sidecarPorts.get('livenessprobe') ?? 0, '/healthz');
     assert.equal(health.status, 200, String(health.body));
     await waitFor('the livenessprobe sidecar\'s Probe count in Prometheus', async () =>
       (await query(promPort, 'csi_sidecar_operations_seconds_count{job="lode", container="livenessprobe", method_name="/csi.v1.Identity/Probe", grpc_status_code="OK"} >= 1')).length === 1 ? true : undefined);
+    // The provisioner publishes the class's CSIStorageCapacity and says so in its gauges.
+    await waitFor('the provisioner\'s capacity objects in Prometheus', async () =>
+      ((await query(promPort, 'csistoragecapacities_desired_current{job="lode", container="csi-provisioner"} == 1 and on () csistoragecapacities_desired_goal{job="lode"} == 1')).length === 1 ? true : undefined));
+    assert.equal(apiCluster.store.count('CSIStorageCapacity'), 1);
   }
 
   const nearlyFull = rules.find((r) => r.alert === 'LodePoolNearlyFull');
@@ -239,7 +271,8 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   assert.match(alert.annotations['description'] ?? '', /has 16MiB left/);
 
   // Every query of docs/operations.md, the rules and the dashboard parses and evaluates against
-  // what this driver exports, and every series they name is there (bar those ABSENT_HERE says).
+  // what this driver and its sidecars export, and every series they name is there (bar those
+  // ABSENT_HERE says).
   await waitFor('the last volume in the scrape', scrapedVolumes(8));
   // rate() and increase() need two samples of a series: the refused create's was born in the last scrapes.
   await waitFor('three samples of the refused create', async () =>
@@ -250,8 +283,8 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   for (const expr of [...docs, ...rules.map((r) => r.expr), ...dashboardQueries(dashboardJson)]) {
     results.set(expr, (await query(promPort, expr)).length);
     for (const name of new Set(expr.match(/\b(?:lode_[a-z0-9_]+|process_[a-z_]+|nodejs_[a-z0-9_]+|csistoragecapacities_[a-z_]+)\b/g) ?? [])) {
-      if (ABSENT_HERE.test(name)) continue;
-      assert.ok((await query(promPort, `${name}{node_id="${NODE}"}`)).length > 0, `${name} (in ${expr}) is not among the scraped series`);
+      if ((sidecarPorts.size > 0 ? ABSENT_HERE : ABSENT_WITHOUT_SIDECARS).test(name)) continue;
+      assert.ok((await query(promPort, `${name}{job="lode"}`)).length > 0, `${name} (in ${expr}) is not among the scraped series`);
     }
   }
   // The documented queries that this state must answer with series.
@@ -264,6 +297,16 @@ test('Prometheus scrapes a real driver with the rules: a pool filled fires LodeP
   assert.ok(answered('lode_csi_rpc_total{code!="OK"}') > 0, 'the refused create');
   assert.ok(answered('method="NodeStageVolume"') > 0, 'the stage');
   assert.ok(answered('lode_orphan_volumes > 0') > 0, 'the orphans');
+
+  if (sidecarPorts.size > 0) {
+    // The provisioner's GetCapacity and this test's: the node's capacity is being refreshed.
+    const refreshed = async (): Promise<true | undefined> =>
+      (await alerts(promPort)).some((a) => a.labels['alertname'] === 'LodeCapacityNotRefreshed' && a.labels['node_id'] === NODE) ? undefined : true;
+    await waitFor('LodeCapacityNotRefreshed to be silent', refreshed);
+    for (const name of ['LodeCapacityObjectsMissing', 'LodeCapacityObjectsObsolete', 'LodeDriverDown', 'LodeDriverRestarting', 'LodeCSICallsFailing']) {
+      assert.ok(!(await alerts(promPort)).some((a) => a.labels['alertname'] === name), `${name} is active`);
+    }
+  }
 
   // Two volumes deleted: 80 MiB left, and the alert resolves.
   for (const id of ids.slice(0, 2)) await h.client.deleteVolume({ volume_id: id });
