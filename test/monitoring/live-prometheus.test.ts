@@ -122,10 +122,19 @@ test('Prometheus scrapes a real driver and its sidecars with the rules: a pool f
   const dashboard = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.labels?.['grafana_dashboard'] === '1');
   const dashboardJson = (dashboard?.['data'] as Record<string, string> | undefined)?.['lode-dashboard.json'] ?? '';
 
+  // Undone in reverse order: Prometheus and the sidecars stop before the driver, the driver before
+  // the API server, and the storage directory goes once nothing writes to it.
+  const undo: Array<() => Promise<void>> = [];
+  t.after(async () => {
+    const errors: unknown[] = [];
+    for (const step of undo.reverse()) await step().catch((err: unknown) => errors.push(err));
+    if (errors.length > 0) throw errors[0];
+  });
+
   // With API access (the bench's API server), so the orphan series exist: the test's volumes have
   // no PersistentVolume, and after the 2 s grace they are orphans.
   const apiCluster = await ApiCluster.start();
-  t.after(() => apiCluster.stop());
+  undo.push(() => apiCluster.stop());
   // What the provisioner reads as it starts: its own Pod, whose owner (--capacity-ownerref-level=1)
   // owns the capacity objects, and a class of the pool to publish capacity for.
   apiCluster.store.create('Pod', {
@@ -140,7 +149,7 @@ test('Prometheus scrapes a real driver and its sidecars with the rules: a pool f
     pools: [{ name: 'fast', size: '256Mi' }],
     extraArgs: ['--metrics-address', '127.0.0.1:0', '--kubeconfig', apiCluster.kubeconfig, '--orphan-check', '1', '--orphan-grace', '2'],
   });
-  t.after(() => h.cleanup());
+  undo.push(() => h.cleanup());
   const driverPort = await metricsPort(h);
 
   // The four sidecars whose metrics the PodMonitor scrapes, each with its args from the rendered
@@ -166,14 +175,14 @@ test('Prometheus scrapes a real driver and its sidecars with the rules: a pool f
     const api = name === 'livenessprobe' ? [] : [`--kubeconfig=${apiCluster.kubeconfig}`];
     const child = spawn(bin, [...api, ...args], { env: { ...process.env, NODE_NAME: NODE, NAMESPACE, POD_NAME: POD }, stdio: 'ignore' });
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    t.after(async () => {
+    undo.push(async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await gone;
     });
   }
 
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prometheus-'));
-  t.after(() => fs.rm(dir, { recursive: true, force: true }));
+  undo.push(() => fs.rm(dir, { recursive: true, force: true }));
   // The rules as shipped, but every `for:` at 0s: the promtool cases (alerts.promtest.yaml) hold
   // each rule to its own `for:`; here the question is whether the expressions meet the series a
   // real driver exports, and waiting out 15 minutes would add nothing to that.
@@ -197,7 +206,7 @@ test('Prometheus scrapes a real driver and its sidecars with the rules: a pool f
   let promLog = '';
   prom.stderr?.setEncoding('utf8').on('data', (c: string) => (promLog += c));
   const exited = new Promise<void>((resolve) => prom.once('exit', () => resolve()));
-  t.after(async () => {
+  undo.push(async () => {
     if (prom.exitCode === null && prom.signalCode === null) prom.kill('SIGTERM');
     await exited;
   });
