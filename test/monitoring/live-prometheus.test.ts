@@ -106,9 +106,9 @@ function dashboardQueries(dashboardJson: string): string[] {
 }
 
 // Series this test's driver does not have: thin pools are lvm's; without the upstream tools, the
-// provisioner's gauges too.
+// sidecars' too.
 const ABSENT_HERE = /^lode_thin_pool_/;
-const ABSENT_WITHOUT_SIDECARS = /^(lode_thin_pool_|csistoragecapacities_)/;
+const ABSENT_WITHOUT_SIDECARS = /^(lode_thin_pool_|csistoragecapacities_|csi_sidecar_)/;
 
 test('Prometheus scrapes a real driver and its sidecars with the rules: a pool filled fires LodePoolNearlyFull, emptied it resolves; orphans fire LodeOrphanedVolumes; every documented query evaluates', { skip: kubectlMissing() }, async (t) => {
   const tools = prometheusTools(t);
@@ -291,7 +291,7 @@ test('Prometheus scrapes a real driver and its sidecars with the rules: a pool f
   const results = new Map<string, number>();
   for (const expr of [...docs, ...rules.map((r) => r.expr), ...dashboardQueries(dashboardJson)]) {
     results.set(expr, (await query(promPort, expr)).length);
-    for (const name of new Set(expr.match(/\b(?:lode_[a-z0-9_]+|process_[a-z_]+|nodejs_[a-z0-9_]+|csistoragecapacities_[a-z_]+)\b/g) ?? [])) {
+    for (const name of new Set(expr.match(/\b(?:lode_[a-z0-9_]+|process_[a-z_]+|nodejs_[a-z0-9_]+|csistoragecapacities_[a-z_]+|csi_sidecar_[a-z_]+)\b/g) ?? [])) {
       if ((sidecarPorts.size > 0 ? ABSENT_HERE : ABSENT_WITHOUT_SIDECARS).test(name)) continue;
       assert.ok((await query(promPort, `${name}{job="lode"}`)).length > 0, `${name} (in ${expr}) is not among the scraped series`);
     }
