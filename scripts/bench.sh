@@ -9,12 +9,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 if [ "${1:-}" = --data-path-only ]; then
   shift
-  exec node dist/bench/data-path-bench.js "$@"
+  exec node dist/benchmarks/data-path-bench.js "$@"
 fi
-node dist/bench/driver-bench.js
+node dist/benchmarks/driver-bench.js
 echo
-node dist/bench/snapshot-bench.js
+node dist/benchmarks/snapshot-bench.js
 echo
-node dist/bench/data-path-bench.js
+node dist/benchmarks/data-path-bench.js
 echo
-node dist/bench/cluster-bench.js "$@"
+node dist/benchmarks/cluster-bench.js "$@"

@@ -1,7 +1,7 @@
 // The data-path benchmark's reading of fio's JSON report: the right figures from a real report's shape, errors not zeroes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFioJson } from '../../bench/fio-json.js';
+import { parseFioJson } from '../../benchmarks/fio-json.js';
 
 /** A fio 3.33 report of a 4 KiB random-read job, trimmed to the fields the bench reads, with a note ahead of it as fio prints one. */
 const REPORT = `note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1

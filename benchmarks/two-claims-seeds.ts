@@ -7,7 +7,7 @@ import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
 
 const SCENARIOS = fileURLToPath(new URL('../../scenarios/', import.meta.url));
-const USAGE = 'usage: node dist/bench/two-claims-seeds.js [SEEDS (default 20)] [SCENARIO (default 04-two-claims/scenario-tie.yaml)]\n';
+const USAGE = 'usage: node dist/benchmarks/two-claims-seeds.js [SEEDS (default 20)] [SCENARIO (default 04-two-claims/scenario-tie.yaml)]\n';
 
 /** What one run says about the two-claim pod. */
 export interface SeedOutcome {
