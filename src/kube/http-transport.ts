@@ -110,7 +110,9 @@ export class HttpTransport {
         res.on('data', (c: Buffer) => {
           size += c.length;
           if (size > this.maxBytes) {
-            r.destroy(new KubeResponseTooLargeError(`${what}: the answer is larger than ${this.maxBytes} bytes, more than the driver keeps; not read`));
+            // Settled first: destroying the request then closes the connection, rest unread.
+            reject(new KubeResponseTooLargeError(`${what}: the answer is larger than ${this.maxBytes} bytes, more than the driver keeps; not read`));
+            r.destroy();
             return;
           }
           chunks.push(c);
