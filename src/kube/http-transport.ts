@@ -2,7 +2,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { reviveDates } from './api-dates.js';
+import { shapeAnswer } from './answer-shape.js';
 import { KubeApiError, KubeResponseTooLargeError } from './kube-errors.js';
 import type { KubeCredentials } from './kube-config.js';
 
@@ -76,7 +76,7 @@ export class HttpTransport {
     } catch {
       throw new Error(`${what}: the API server answered ${answer.status} with a body that is not JSON`);
     }
-    reviveDates(parsed);
+    shapeAnswer(parsed);
     return parsed as T;
   }
 

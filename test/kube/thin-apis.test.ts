@@ -155,6 +155,20 @@ describe('request encoding', () => {
       srv.answer = () => ({ status: 200, body: '{}' });
     }
   });
+
+  it('hands back a list\'s continue token as client-node names it, so paging goes on', async () => {
+    srv.answer = (s) => ({ status: 200, body: JSON.stringify(s.url.includes('continue=') ? { metadata: {}, items: [{ metadata: { name: 'b' } }] } : { metadata: { continue: 'page-2', resourceVersion: '9' }, items: [{ metadata: { name: 'a' } }] }) });
+    try {
+      const first = await apis.core.listPersistentVolume({ limit: 1 });
+      assert.deepEqual(first.metadata, { _continue: 'page-2', resourceVersion: '9' });
+      const second = await apis.core.listPersistentVolume({ limit: 1, _continue: first.metadata?._continue });
+      assert.equal(srv.last().url, '/api/v1/persistentvolumes?limit=1&continue=page-2');
+      assert.equal(second.items[0]?.metadata?.name, 'b');
+      assert.equal(second.metadata?._continue, undefined);
+    } finally {
+      srv.answer = () => ({ status: 200, body: '{}' });
+    }
+  });
 });
 
 describe('errors', () => {

@@ -1,4 +1,4 @@
-// The timestamps of an API answer as Date objects, as the client-node types the driver is written against declare them.
+// An API answer in the shape of the client-node types the driver is written against: timestamps as Dates, a list's continue token as _continue.
 /**
  * The fields of the core, storage and coordination objects typed date-time (Time or MicroTime)
  * in the API's schema. client-node turns them into Dates by type; without its models the
@@ -20,7 +20,7 @@ const FREE_MAPS = new Set([
 ]);
 
 /** Replaces, in place, the date-time fields' strings of a parsed answer with Dates. */
-export function reviveDates(value: unknown): void {
+function reviveDates(value: unknown): void {
   if (Array.isArray(value)) {
     for (const v of value) reviveDates(v);
     return;
@@ -36,5 +36,22 @@ export function reviveDates(value: unknown): void {
     } else if (!FREE_MAPS.has(k)) {
       reviveDates(v);
     }
+  }
+}
+
+/**
+ * Shapes a parsed answer in place as client-node's deserialiser would for the driver's types:
+ * its dates, and a list's `metadata.continue`, which client-node's V1ListMeta calls `_continue`
+ * (the one field of these types whose name differs from the API's).
+ */
+export function shapeAnswer(value: unknown): void {
+  reviveDates(value);
+  if (typeof value !== 'object' || value === null || !Array.isArray((value as { items?: unknown }).items)) return;
+  const meta = (value as { metadata?: unknown }).metadata;
+  if (typeof meta !== 'object' || meta === null) return;
+  const m = meta as Record<string, unknown>;
+  if (m.continue !== undefined) {
+    m._continue = m.continue;
+    delete m.continue;
   }
 }
