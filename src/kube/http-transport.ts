@@ -80,7 +80,7 @@ export class HttpTransport {
     return parsed as T;
   }
 
-  /** Closes the idle connections; requests still running finish. */
+  /** Closes every connection, idle or in use (the tests end their transports with it). */
   close(): void {
     this.agent.destroy();
   }
