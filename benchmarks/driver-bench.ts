@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     console.log(`  idle (no volumes)                    ${idle.toFixed(1)} MiB`);
     console.log(`  with ${list.entries.length} volumes                    ${full.toFixed(1)} MiB   (goal < 100 MB)`);
     const withApi = await idleWithApiAccess();
-    console.log(`  idle, with API access                ${withApi.toFixed(1)} MiB   (the Kubernetes client loaded and its features running)`);
+    console.log(`  idle, with API access                ${withApi.toFixed(1)} MiB   (its own API client and the API features running)`);
     await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
     await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
 

@@ -1,10 +1,11 @@
-// What a driver without API access loads: none of the bench's modules and not the API client library, whose files are most of the package's and cost every driver start (seconds on a slow node).
+// What a driver loads: none of the bench's modules and not the API client library (its files are most of the package's, cost every driver start and some 50 MiB resident), with or without API access.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DriverHarness } from '../helpers/driver-harness.js';
+import { ApiCluster } from '../helpers/api-cluster.js';
 
 /** A preload that has node's module loader append each loaded URL to `out`. */
 async function loadRecorder(dir: string, out: string): Promise<string> {
@@ -30,4 +31,22 @@ test('a driver without API access serves Probe having loaded neither the bench n
   assert.ok(loaded.some((u) => u.includes('/node_modules/@grpc/grpc-js/')), 'and its gRPC library');
   assert.deepEqual(loaded.filter((u) => u.includes('/src/bench/')), [], 'no module of the bench');
   assert.deepEqual(loaded.filter((u) => u.includes('/node_modules/@kubernetes/client-node/')), [], 'nor the API client library');
+});
+
+test('a driver with API access reaches the API through its own client, not the API client library', async (t) => {
+  const dir = await fs.mkdtemp(path.join('/tmp', 'lode-modules-api-'));
+  t.after(() => fs.rm(dir, { recursive: true, force: true }));
+  const api = new ApiCluster({ dirPrefix: 'lode-modules-api-' });
+  api.store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-api' } });
+  await api.start();
+  t.after(() => api.stop());
+  const out = path.join(dir, 'loaded.txt');
+  const preload = await loadRecorder(dir, out);
+  const h = await DriverHarness.start({ nodeId: 'node-api', pools: [{ name: 'fast', size: '64Mi' }], extraArgs: ['--kubeconfig', api.kubeconfig] }, { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
+  t.after(() => h.cleanup());
+  assert.ok(api.requests.includes('lode-driver get nodes'), `the driver read its Node at start (${api.requests.join(', ')})`);
+  const loaded = (await fs.readFile(out, 'utf8')).split('\n').filter((u) => u !== '');
+  assert.ok(loaded.some((u) => u.endsWith('/src/kube/http-transport.js')), 'the recorder saw the API client of the driver');
+  assert.deepEqual(loaded.filter((u) => u.includes('/node_modules/@kubernetes/client-node/')), [], 'and not the API client library');
+  assert.deepEqual(loaded.filter((u) => u.includes('/src/bench/')), [], 'nor a module of the bench');
 });
