@@ -51,6 +51,18 @@ export class CsiSnapshotter extends Controller {
     this.enqueueAfter(RESYNC, SNAPSHOT_RESYNC_MS);
   }
 
+  /**
+   * Started again after its driver came back (upstream it exited when the connection was lost
+   * and kubelet restarted it): no retry counts carried over, every content of this node synced
+   * as its informer's initial list delivers it, the resync period counted from now.
+   */
+  restarted(): void {
+    this.failures.clear();
+    this.current = undefined;
+    this.dirty = false;
+    this.enqueue(RESYNC);
+  }
+
   async reconcile(name: string): Promise<void> {
     if (name === RESYNC) {
       // --resync-period (15 min): every content of this node is synced again.
