@@ -5,6 +5,7 @@ import { needsRoot, runBuiltIn } from './run-helpers.js';
 import { skipWithoutSidecarTools } from '../helpers/csi-tools.js';
 import { crashSlice } from '../conformance/crash-slice.js';
 import { differences, outcome, type Outcome } from './run-outcome.js';
+import { VERSION_DIFFERENCES } from './version-differences.js';
 
 /**
  * The built-in scenarios both ways. Not listed: 10-central-mode (the real provisioner runs per
@@ -16,14 +17,6 @@ const SCENARIOS = [
   '05-generic-ephemeral/scenario.yaml', '06-inline-ephemeral-full/scenario.yaml', '07-static-local-pvs/scenario.yaml', '08-statefulset-scale/scenario.yaml', '09-driver-restart/scenario.yaml',
   '11-quota-directories/scenario.yaml', '12-snapshot-restore/scenario.yaml', '13-node-loss/scenario-lode.yaml', '14-orphaned-volume/scenario.yaml',
 ];
-
-/**
- * Differences that come from the version of a real binary in the test environment, not from the
- * re-enactment: each is written up in docs/bench.md, "Re-enacted against real: the differential
- * test", with the upstream commit. The exact lines `differences` gives (node names abstracted);
- * anything else still fails.
- */
-const VERSION_DIFFERENCES: Record<string, { why: string; lines: string[] }> = {};
 
 /** LODE_DIFFERENTIAL=NAME (a listed file, or the start of one, e.g. 09) runs that one; =all every one; otherwise a seeded slice of one. */
 function chosen(): { points: readonly string[]; label: string } {
@@ -102,7 +95,8 @@ describe(`re-enacted and real sidecars end the same${label}`, { skip: needsRoot 
       assert.deepEqual(b.nodes, nodes, 'the same nodes');
       const known = VERSION_DIFFERENCES[file];
       if (known !== undefined) t.diagnostic(`known version difference: ${known.why}`);
-      assert.deepEqual(differences(anonymous(a, nodes), anonymous(b, nodes)), known?.lines ?? []);
+      const compared = known === undefined ? b : known.expected(b, a);
+      assert.deepEqual(differences(anonymous(a, nodes), anonymous(compared, nodes)), []);
       // Each claim's PV on its pod's node, in both (a Lost claim's PV is gone: 14 force-deletes it).
       for (const o of [reenacted, real]) {
         for (const c of o.claims) if (c.volume !== '' && c.phase !== 'Lost') assert.equal(o.volumes.find((v) => v.name === c.volume)?.node, c.node, `${c.name}: PV on the claim's node`);
