@@ -56,6 +56,10 @@ describe('09 driver killed and restarted', { skip: needsRoot }, () => {
     assert.equal(r.metrics.provisioningFailuresByCode.Unavailable ?? 0, 0, 'no CreateVolume sent to the killed driver');
     assert.equal(eventsOf(r, 'ProvisioningFailed').length, 0);
     assert.equal(eventsOf(r, 'ProvisioningSucceeded', 'app-2-data').length, 1, 'app-2-data provisioned once the driver is back');
+    // A restarted provisioner lists its informers' resources again and looks up its pod again; node-2's never restarted.
+    const count = (client: string, verb: string, resource: string): number | undefined => r.apiRequests.find((x) => x.client === client && x.verb === verb && x.resource === resource)?.count;
+    assert.deepEqual([count('csi-provisioner@node-1', 'list', 'persistentvolumeclaims'), count('csi-provisioner@node-1', 'get', 'pods')], [2, 2]);
+    assert.deepEqual([count('csi-provisioner@node-2', 'list', 'persistentvolumeclaims'), count('csi-provisioner@node-2', 'get', 'pods')], [1, 1]);
     assert.equal(podPhase(r, 'app-2'), 'Running');
     assert.equal(podPhase(r, 'cache-1'), 'Running');
     assert.equal(r.pods.find((p) => p.name === 'default/app-1'), undefined, 'app-1 torn down through the restarted driver');
