@@ -16,5 +16,5 @@ for (const file of files) {
   t = Date.now();
   const real = await runBuiltIn(file, undefined, { sidecars: 'real' });
   const realMs = Date.now() - t;
-  console.log(JSON.stringify({ file, reenactedMs, realMs, sidecarExits: real.sidecarExits, differences: differences(outcome(reenacted), outcome(real)) }));
+  console.log(JSON.stringify({ file, reenactedMs, realMs, sidecarExits: real.sidecarExits, sidecarExitsWithDriver: real.sidecarExitsWithDriver, differences: differences(outcome(reenacted), outcome(real)) }));
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { hostname } from 'node:os';
+import { spawn } from 'node:child_process';
 import { SidecarProcess } from '../../src/bench/sidecars/sidecar-process.js';
 import { needsRoot } from './run-helpers.js';
 
@@ -18,13 +19,46 @@ async function until(what: string, check: () => boolean, limitMs = 20_000): Prom
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  // Killed but not yet reaped (its parent is gone; whoever adopts it reaps it): dead all the same.
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
   }
 }
 
+const MODULE = new URL('../../src/bench/sidecars/sidecar-process.js', import.meta.url).href;
+
 describe('a supervised sidecar process', { skip: needsRoot }, () => {
+  it('dies with the process that supervises it, even when that one is SIGKILLed', async () => {
+    const dir = mkdtempSync('/tmp/lode-sidecar-process-');
+    let sidecar: number | undefined;
+    try {
+      // A bench stand-in: supervises one sidecar (with a pod hostname, as the bench runs them), says its pid, then waits to be killed.
+      const script = `import { SidecarProcess } from ${JSON.stringify(MODULE)};
+        const p = new SidecarProcess({ name: 'sleeper/n1', binary: 'sh', args: ['-c', 'echo up; exec sleep 300'], env: {}, logFile: ${JSON.stringify(path.join(dir, 'z.log'))}, hostname: 'lode-node-n1' });
+        p.start();
+        console.log(p.pid);
+        setInterval(() => {}, 1000);`;
+      const bench = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      bench.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      await until('the sidecar started', () => /^\d+\n/.test(out) && existsSync(path.join(dir, 'z.log')) && readFileSync(path.join(dir, 'z.log'), 'utf8').includes('up'));
+      sidecar = Number(out.trim());
+      assert.ok(alive(sidecar), 'the sidecar runs');
+      const gone = new Promise((r) => bench.on('exit', r));
+      bench.kill('SIGKILL');
+      await gone;
+      await until('the sidecar died with its supervisor', () => !alive(sidecar!), 10_000);
+    } finally {
+      if (sidecar !== undefined && alive(sidecar)) process.kill(sidecar, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('restarts after an unexpected exit, counts it, keeps its output in the log, and stop() ends it for good', async () => {
     const dir = mkdtempSync('/tmp/lode-sidecar-process-');
     try {

@@ -45,7 +45,7 @@ describe('API access of the driver', () => {
   });
 
   it('stops the start with a message naming the cause when the credentials are rejected or lack the permission', async () => {
-    for (const [status, words] of [[401, /rejected the credentials \(401/], [403, /forbidden \(403\).*rbac/]] as const) {
+    for (const [status, words] of [[401, /rejected the credentials \(401/], [403, /forbidden \(403\).*docs\/install.md, "Permissions"/]] as const) {
       const stub = await stubApiServer(status);
       try {
         await assert.rejects(connectKube({ source: { kind: 'kubeconfig', path: kubeconfigFor(`s${status}`, stub.url) }, callTimeoutMs: 1_000 }, 'node-1', '1'), words);

@@ -64,6 +64,14 @@ export class RequestCounts {
     }
   }
 
+  /**
+   * A client's process restarted: its informers list every resource again. The watch that
+   * follows takes the old one's place, so the watch count goes on as before.
+   */
+  relist(client: string, resources: readonly string[]): void {
+    for (const resource of resources) this.record(client, 'list', resource);
+  }
+
   /** Every count up to virtual time `nowMs`, the informers' watches included; sorted by client, resource, verb. */
   rows(nowMs: number): RequestCount[] {
     const all = new Map(this.counts);

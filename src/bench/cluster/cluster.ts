@@ -98,6 +98,8 @@ export interface SimNode {
   /** csi-snapshotter --node-deployment, when the driver advertises CREATE_DELETE_SNAPSHOT. */
   snapshotter?: CsiSnapshotter;
   kubelet: Kubelet;
+  /** Its re-enacted sidecars exited with its killed driver and wait for it to come back. */
+  sidecarsDown?: boolean;
 }
 
 export class Cluster {
@@ -142,6 +144,8 @@ export class Cluster {
   private realSidecars: RealSidecars | undefined;
   /** Unexpected exits of real sidecar processes (each was started again). */
   readonly sidecarExits: string[] = [];
+  /** Exits of real sidecars that lost their killed driver's connection, as upstream's do (each was started again). */
+  readonly sidecarExitsWithDriver: string[] = [];
 
   constructor(readonly opts: ClusterOptions) {
     this.store = new ObjectStore(this.clock);
@@ -272,7 +276,10 @@ export class Cluster {
     const kubeconfig = await this.startApi();
     const real = new RealSidecars({
       workDir: this.opts.workDir, kubeconfig, namespace: daemonSetIdentity().namespace, driverName: this.driverName,
-      onExit: (name, how) => { this.sidecarExits.push(`${name} ${how}`); this.log(`${name} ${how}; restarting`); },
+      onExit: (name, how, withDriver) => {
+        (withDriver ? this.sidecarExitsWithDriver : this.sidecarExits).push(`${name} ${how}`);
+        this.log(`${name} ${how}${withDriver ? ' as its driver was killed' : ''}; restarting`);
+      },
     });
     this.realSidecars = real;
     await real.prepare();
@@ -342,6 +349,11 @@ export class Cluster {
       if (mine < classes) return false;
     }
     return true;
+  }
+
+  /** The pids of a node's running real sidecar processes (none without real sidecars). */
+  realSidecarPids(node: string): number[] {
+    return this.realSidecars?.nodePids(node) ?? [];
   }
 
   /** Every component of the run: re-enacted ones with the upstream they model, real ones with their binary's version. */
@@ -538,9 +550,39 @@ export class Cluster {
     this.nodeLifecycle.kubeletStopped(name);
   }
 
-  /** SIGKILL a node's driver: its sidecars and kubelet see UNAVAILABLE until it is back. */
+  /**
+   * SIGKILL a node's driver. Its kubelet sees UNAVAILABLE until it is back. Its csi-provisioner
+   * and csi-snapshotter exit as their connection to it is lost (csi-lib-utils'
+   * ExitOnConnectionLoss, since kubernetes-csi/external-provisioner 20cb5e55), and kubelet's
+   * restarts of them wait for its socket: re-enacted, they stop here and start again with it;
+   * real ones exit on their own and the bench's supervision restarts them.
+   */
   async killDriver(name: string): Promise<void> {
-    await this.node(name).driver.kill();
+    const n = this.node(name);
+    if (this.realSidecars !== undefined) this.realSidecars.driverKilled(name);
+    else if (!n.sidecarsDown && n.driver.running) {
+      for (const c of [n.provisioner, n.capacity, n.snapshotter]) if (c !== undefined) this.runtime.unregister(c);
+      n.sidecarsDown = true;
+    }
+    await n.driver.kill();
+  }
+
+  /** A node's re-enacted sidecars back after its driver: new processes, in their old place in the runtime's order. */
+  private async restartSidecars(n: SimNode): Promise<void> {
+    if (!n.sidecarsDown) return;
+    n.sidecarsDown = false;
+    for (const c of [n.provisioner, n.capacity, n.snapshotter]) if (c !== undefined) this.runtime.register(c, n.kubelet);
+    if (n.provisioner !== undefined) {
+      this.requests.relist(provisionerClient(n.name), INFORMERS.provisionerNode);
+      // The capacity owner lookup of a starting provisioner (--capacity-ownerref-level=1).
+      this.requests.record(provisionerClient(n.name), 'get', 'pods');
+      await n.provisioner.restarted();
+    }
+    n.capacity?.start();
+    if (n.snapshotter !== undefined) {
+      this.requests.relist(snapshotterClient(n.name), INFORMERS.csiSnapshotter);
+      n.snapshotter.restarted();
+    }
   }
 
   /** Starts a node's driver again with the same flags and pools; kubelet then re-reads every file it wrote. */
@@ -548,6 +590,7 @@ export class Cluster {
     if (this.lostNodes.has(name)) throw new Error(`restartDriver: node "${name}" was ${this.lostNodes.get(name)}; its driver does not come back`);
     const n = this.node(name);
     await n.driver.start();
+    await this.restartSidecars(n);
     n.capacity?.refresh();
     this.centralCapacity?.refresh();
     const result = await n.kubelet.verifyData();

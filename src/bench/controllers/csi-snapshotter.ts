@@ -52,6 +52,18 @@ export class CsiSnapshotter extends Controller<SnapshotterKey> {
     this.enqueueAfter(queueKey('resync'), SNAPSHOT_RESYNC_MS);
   }
 
+  /**
+   * Started again after its driver came back (upstream it exited when the connection was lost
+   * and kubelet restarted it): no retry counts carried over, every content of this node synced
+   * as its informer's initial list delivers it, the resync period counted from now.
+   */
+  restarted(): void {
+    this.failures.clear();
+    this.current = undefined;
+    this.dirty = false;
+    this.enqueue(queueKey('resync'));
+  }
+
   async reconcile(item: SnapshotterKey): Promise<void> {
     const { work, object: name } = parseQueueKey(item);
     if (work === 'resync') {

@@ -48,26 +48,43 @@ export class ExternalProvisioner extends Controller<NodeProvisionerKey> {
       enqueueAfter: (k, ms) => this.enqueueAfter(k, ms), onCapacityChange: () => opts.onCapacityChange(),
     };
     this.random = ctx.random.fork(`provisioner/${driver.nodeName}`);
-    ctx.store.watch('PersistentVolumeClaim', (e) => {
-      const key = objectKey(e.object);
-      // The cloning-protection controller looks at claims being deleted.
-      if (e.type !== 'DELETED' && e.object.metadata?.deletionTimestamp) this.enqueue(queueKey('clone', key));
-      if (e.type === 'DELETED') {
-        this.host.failures.delete(key);
-        this.cancelDelayed(queueKey('own', key));
-        return;
-      }
-      // A node took the claim: stop waiting to become its owner, and start from the base
-      // delay if it is ever rescheduled (the rate limiter's Forget).
-      if (e.object.metadata?.annotations?.[ANN_SELECTED_NODE]) {
-        this.cancelDelayed(queueKey('own', key));
-        this.ownerAttempts.delete(key);
-      }
-      this.enqueue(queueKey('pvc', key));
-    });
+    ctx.store.watch('PersistentVolumeClaim', (e) => this.onClaim(e.type, e.object));
     ctx.store.watch('PersistentVolume', (e) => {
       if (e.type !== 'DELETED') this.enqueue(queueKey('pv', e.object.metadata?.name));
     });
+  }
+
+  /** A claim event from the informer (or its initial list after a restart). */
+  private onClaim(type: string, claim: V1PersistentVolumeClaim): void {
+    const key = objectKey(claim);
+    // The cloning-protection controller looks at claims being deleted.
+    if (type !== 'DELETED' && claim.metadata?.deletionTimestamp) this.enqueue(queueKey('clone', key));
+    if (type === 'DELETED') {
+      this.host.failures.delete(key);
+      this.cancelDelayed(queueKey('own', key));
+      return;
+    }
+    // A node took the claim: stop waiting to become its owner, and start from the base
+    // delay if it is ever rescheduled (the rate limiter's Forget).
+    if (claim.metadata?.annotations?.[ANN_SELECTED_NODE]) {
+      this.cancelDelayed(queueKey('own', key));
+      this.ownerAttempts.delete(key);
+    }
+    this.enqueue(queueKey('pvc', key));
+  }
+
+  /**
+   * Started again after its driver came back (upstream it exited when the connection was lost
+   * and kubelet restarted it): a new process, so no retry counts or owner attempts carried
+   * over, NodeGetInfo and capabilities asked again, and every claim and PV seen afresh as its
+   * informers' initial lists deliver them.
+   */
+  async restarted(): Promise<void> {
+    this.host.failures.clear();
+    this.ownerAttempts.clear();
+    await this.init();
+    for (const c of this.ctx.store.list('PersistentVolumeClaim')) this.onClaim('ADDED', c);
+    for (const pv of this.ctx.store.list('PersistentVolume')) this.enqueue(queueKey('pv', pv.metadata?.name));
   }
 
   /** NodeGetInfo once, as the sidecar does at start-up: its segment is this node's topology. */

@@ -75,6 +75,7 @@ function componentLines(r: RunResult): string[] {
     return `  ${name} (${scopes.join(', ')}): ${impl}, ${version.join(' ')}`;
   });
   if ((r.sidecarExits ?? []).length > 0) out.push(`  real sidecars restarted after an exit: ${r.sidecarExits.join('; ')}`);
+  if ((r.sidecarExitsWithDriver ?? []).length > 0) out.push(`  real sidecars restarted after exiting with their killed driver: ${r.sidecarExitsWithDriver.join('; ')}`);
   return out.length === 0 ? [] : ['Components:', ...out];
 }
 

@@ -46,8 +46,11 @@ export class Runtime {
 
   constructor(readonly clock: VirtualClock) {}
 
-  register(c: Controller): void {
-    this.controllers.push(c);
+  /** Adds a controller last in the priority order, or just before `before` (a restarted sidecar takes back its place). */
+  register(c: Controller, before?: Controller): void {
+    const i = before === undefined ? -1 : this.controllers.indexOf(before);
+    if (i < 0) this.controllers.push(c);
+    else this.controllers.splice(i, 0, c);
   }
 
   unregister(c: Controller): void {

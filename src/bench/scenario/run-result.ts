@@ -106,6 +106,8 @@ export interface RunResult {
   components: Component[];
   /** Real sidecar processes that exited unexpectedly and were started again. */
   sidecarExits: string[];
+  /** Real sidecar processes that exited as their killed driver's connection went, as upstream's do, and were started again. */
+  sidecarExitsWithDriver: string[];
   seed: number;
   pods: PodRow[];
   claims: ClaimRow[];

@@ -301,6 +301,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
     sidecars: cluster.sidecars,
     components: cluster.components(),
     sidecarExits: cluster.sidecarExits,
+    sidecarExitsWithDriver: cluster.sidecarExitsWithDriver,
     seed: cluster.opts.seed,
     pods, claims, volumes, pools, capacities, snapshots,
     events: cluster.events.events,

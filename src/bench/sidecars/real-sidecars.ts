@@ -15,8 +15,8 @@ export interface RealSidecarsOptions {
   kubeconfig: string;
   namespace: string;
   driverName: string;
-  /** Told about every unexpected exit (the run reports them). */
-  onExit?: (name: string, how: string) => void;
+  /** Told about every exit the bench did not ask for (the run reports them); withDriver: the first exit after its driver was killed. */
+  onExit?: (name: string, how: string, withDriver: boolean) => void;
 }
 
 /** One node's processes and its registrar's socket. */
@@ -58,7 +58,7 @@ export class RealSidecars {
     const p = new SidecarProcess({
       name, binary: this.bin(binary), args: [...api, ...args], env,
       logFile: join(this.logDir, `${scope}-${binary}.log`), ...(hostname !== undefined ? { hostname } : {}),
-    }, (s, how) => this.opts.onExit?.(s.spec.name, how));
+    }, (s, how, withDriver) => this.opts.onExit?.(s.spec.name, how, withDriver));
     this.binaryOf.set(p, binary);
     p.start();
     return p;
@@ -93,6 +93,16 @@ export class RealSidecars {
     return { processes, registrar, registrationSocket: join(registry, `${this.opts.driverName}-reg.sock`) };
   }
 
+  /**
+   * A node's driver was killed: the sidecars that hold a CSI connection for their whole life
+   * (csi-provisioner, csi-snapshotter, csi-resizer: csi-lib-utils' ExitOnConnectionLoss) exit
+   * when it goes, and kubelet restarts them; their next exit is reported as that. The registrar
+   * only talks to the driver at start, so it keeps running.
+   */
+  driverKilled(node: string): void {
+    for (const p of this.perNode.get(node) ?? []) if (this.binaryOf.get(p) !== 'csi-node-driver-registrar') p.expectExitWithDriver();
+  }
+
   /** A lost node's sidecars stop with it (SIGKILL: the machine is gone). */
   async stopNode(node: string, force = true): Promise<void> {
     await Promise.all((this.perNode.get(node) ?? []).map((p) => p.stop(force)));
@@ -102,6 +112,11 @@ export class RealSidecars {
   async stopAll(force = false): Promise<void> {
     const all = [...[...this.perNode.values()].flat(), ...(this.controller ? [this.controller] : [])];
     await Promise.all(all.map((p) => p.stop(force)));
+  }
+
+  /** A node's processes that are running now, by pid (for tests: a lost node's must be none). */
+  nodePids(node: string): number[] {
+    return (this.perNode.get(node) ?? []).filter((p) => p.running).map((p) => p.pid ?? 0).filter((p) => p > 0);
   }
 
   /** The processes still running (for tests and the report). */

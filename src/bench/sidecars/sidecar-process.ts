@@ -32,8 +32,19 @@ export class SidecarProcess {
   restarts = 0;
   /** The last unexpected exit, for the run's report. */
   lastExit: string | undefined;
+  /**
+   * Its driver was killed and it has not exited since: a sidecar that exits on losing its CSI
+   * connection (csi-lib-utils' ExitOnConnectionLoss) is expected to, once. Kubelet restarts it all
+   * the same; the run reports such an exit apart from the unexpected ones.
+   */
+  private driverLost = false;
 
-  constructor(readonly spec: SidecarSpec, private readonly onExit: (s: SidecarProcess, how: string) => void = () => {}) {}
+  constructor(readonly spec: SidecarSpec, private readonly onExit: (s: SidecarProcess, how: string, withDriver: boolean) => void = () => {}) {}
+
+  /** Its driver was just killed: its next exit is the one that follows (see driverLost). */
+  expectExitWithDriver(): void {
+    this.driverLost = true;
+  }
 
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
@@ -46,11 +57,18 @@ export class SidecarProcess {
   start(): void {
     if (this.stopping || this.running) return;
     this.log ??= createWriteStream(this.spec.logFile, { flags: 'a' });
-    const [cmd, args] = this.spec.hostname === undefined
-      ? [this.spec.binary, [...this.spec.args]]
+    const command = this.spec.hostname === undefined
+      ? [this.spec.binary, ...this.spec.args]
       // unshare execs sh in the new UTS namespace, and sh execs the binary: one pid throughout.
-      : ['unshare', ['--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', this.spec.hostname, this.spec.binary, ...this.spec.args]];
-    const child = spawn(cmd, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      : ['unshare', '--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', this.spec.hostname, this.spec.binary, ...this.spec.args];
+    // setpriv sets the parent-death signal and execs the rest (kept across those execs): when the
+    // bench dies, even by SIGKILL, which no handler of its own sees, the kernel kills the sidecar,
+    // as a pod's containers go with it, instead of leaving it talking to an API that is gone. Its
+    // own process group, as the drivers have: a Ctrl-C at the terminal reaches the bench only,
+    // which then stops the sidecars itself.
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', ...command], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...this.spec.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
     this.child = child;
     child.stdout!.pipe(this.log, { end: false });
     child.stderr!.pipe(this.log, { end: false });
@@ -62,7 +80,9 @@ export class SidecarProcess {
         const how = this.lastExit?.startsWith('could not start') ? this.lastExit : `exited (${signal ?? `code ${code}`})`;
         this.lastExit = how;
         this.restarts++;
-        this.onExit(this, how);
+        const withDriver = this.driverLost;
+        this.driverLost = false;
+        this.onExit(this, how, withDriver);
         // CrashLoopBackOff, shortened: 1 s, 2 s, 4 s ... up to 10 s.
         const delay = doublingDelayMs(this.restarts, 1000, MAX_BACKOFF_MS);
         this.backoff = setTimeout(() => this.start(), delay);
