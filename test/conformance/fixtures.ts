@@ -166,6 +166,8 @@ export function quotaDirFixture(q: QuotaFilesystem): BackendFixture {
     },
     damage: (poolDir, volumeId) => q.damage(poolDir, volumeId),
     foreignObjects: [...dirForeignObjects, ...(q.foreignObjects ?? [])],
+    // A directory volume is bind-mounted as it is: nothing to attach, format or mount a device of.
+    failpointsNotReached: ['stage:attached', 'stage:formatted', 'stage:mounted'],
     async unavailable() {
       const other = await q.unavailable?.();
       if (other !== undefined) return other;
