@@ -16,12 +16,12 @@ import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { PERMISSIONS } from '../../src/driver/cluster/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseSize } from '../../src/pool/sizes.js';
-import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { renderSkip, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
 const DRIVER = 'lode.csi.dev';
 const KUBELET = '/var/lib/kubelet';
-const skip = kubectlMissing();
+const skip = renderSkip();
 
 let cache: Promise<K8sObject[]> | undefined;
 const rendered = (): Promise<K8sObject[]> => (cache ??= renderKustomization(BASE));
