@@ -1,6 +1,6 @@
 // Test support: the differences between a re-enacted and a real-sidecar run that the real binaries' versions in the test environment explain, each checked and taken out before the differential test compares the rest.
 import assert from 'node:assert/strict';
-import { parseQuantity } from '../../src/bench/api/quantity.js';
+import { parseQuantity } from '../../src/util/quantity.js';
 import type { Outcome } from './run-outcome.js';
 
 /** A capacity line's maximumVolumeSize: "-" is none, no limit. */

@@ -84,9 +84,9 @@ export interface BackendFixture {
   /** Why this fixture cannot run here (a missing tool or kernel feature), or undefined. */
   unavailable(): Promise<string | undefined>;
   /**
-   * The failpoints this backend's calls never pass (a directory is never formatted), which must
-   * then let their step complete; every other one must fire. Undefined = not known yet: a
-   * failpoint that does not fire is only noted.
+   * The failpoints this backend's calls never pass (a directory is never attached or formatted),
+   * which must then let their step complete; every other one must fire, so a failpoint that
+   * stops firing fails the crash-point case instead of passing it untested.
    */
-  failpointsNotReached?: string[];
+  failpointsNotReached: readonly string[];
 }

@@ -7,10 +7,10 @@ import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
 import { parsePoolSpec } from '../../src/pool/pool-spec.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
-import { kubectlMissing, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { renderSkip, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 import { unknownFields } from './strict-fields.js';
 
-const skip = kubectlMissing();
+const skip = renderSkip();
 const EXAMPLES = path.join(REPO_ROOT, 'deploy', 'examples');
 
 test('every example renders, validates and adds no central workload', { skip }, async () => {

@@ -6,14 +6,14 @@ import * as path from 'node:path';
 import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { parseBytes } from '../../src/util/quantity.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
-import { kubectlMissing, renderBaseWith, renderKustomization, REPO_ROOT } from './render.js';
+import { renderBaseWith, renderSkip, renderKustomization, REPO_ROOT } from './render.js';
 import { grants } from './rbac-grants.js';
 
 const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'install.md'), 'utf8').replace(/\s+/g, ' ');
 const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string>;
 };
-const skip = kubectlMissing() ?? false;
+const skip = renderSkip() ?? false;
 
 async function daemonSet(): Promise<IDaemonSet> {
   const objects = await renderKustomization(path.join(REPO_ROOT, 'deploy', 'base'));

@@ -15,13 +15,13 @@ import type { IResourceQuota } from 'kubernetes-models/v1/ResourceQuota';
 import { permissionsAt } from '../../src/driver/cluster/api-permissions.js';
 import { parseListenAddress } from '../../src/metrics/listen-address.js';
 import { parseBytes } from '../../src/util/quantity.js';
-import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { renderSkip, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 import { grants, permissionGrants } from './rbac-grants.js';
 
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
 const DRIVER = 'lode.csi.dev';
 const KUBELET = '/var/lib/kubelet';
-const skip = kubectlMissing();
+const skip = renderSkip();
 
 let cache: Promise<K8sObject[]> | undefined;
 const rendered = (): Promise<K8sObject[]> => (cache ??= renderKustomization(BASE));

@@ -8,9 +8,9 @@ import type { IDaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { parseDriverFlags } from '../../src/cli/driver-flags.js';
 import { parsePoolSpec } from '../../src/pool/pool-spec.js';
-import { kubectlMissing, renderKustomization, REPO_ROOT } from './render.js';
+import { renderSkip, renderKustomization, REPO_ROOT } from './render.js';
 
-const skip = kubectlMissing();
+const skip = renderSkip();
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
 
 let cache: Promise<IContainer> | undefined;

@@ -1,6 +1,6 @@
 // Test helper: renders a kustomization with `kubectl kustomize` and checks every object against the Kubernetes schemas.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,13 +20,14 @@ import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
+import { findKubectl, KUBECTL_INSTALL, kubectlMissing as missingKubectl } from '../helpers/kubectl.js';
+import { missingMessage, skipUnlessRequired } from '../helpers/prerequisites.js';
 import { unknownFields } from './strict-fields.js';
 import { SNAPSHOT_KINDS, snapshotObjectProblems } from './snapshot-schemas.js';
 
 /** Repository root, from dist/test/deploy/ or test/deploy/. */
 export const REPO_ROOT = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
 
-export const KUBECTL = process.env['KUBECTL'] ?? '/usr/bin/kubectl';
 
 /** A rendered object: apiVersion, kind and metadata.name are guaranteed. */
 export interface K8sObject {
@@ -36,16 +37,26 @@ export interface K8sObject {
   [field: string]: unknown;
 }
 
-/** Why kubectl cannot be used here, or undefined when it can. */
+/** Why kubectl cannot render deploy/ here, with how to install it, or undefined when it can. */
 export function kubectlMissing(): string | undefined {
-  if (!existsSync(KUBECTL)) return `kubectl not found at ${KUBECTL} (set KUBECTL to its path); skipping: cannot render deploy/`;
-  return undefined;
+  const why = missingKubectl();
+  return why === undefined ? undefined : missingMessage(`${why}: cannot render deploy/`, KUBECTL_INSTALL);
+}
+
+/** The `skip` option of a test that renders deploy/: why it cannot, or under CI=true a failure of the file. */
+export function renderSkip(): string | undefined {
+  return skipUnlessRequired(kubectlMissing());
 }
 
 /** Runs `kubectl kustomize DIR` and returns the objects, in order. */
 export function renderKustomization(dir: string): Promise<K8sObject[]> {
   return new Promise((resolve, reject) => {
-    execFile(KUBECTL, ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const kubectl = findKubectl();
+    if (kubectl === undefined) {
+      reject(new Error(kubectlMissing()));
+      return;
+    }
+    execFile(kubectl, ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
         reject(new Error(`kubectl kustomize ${dir} failed: ${stderr || err.message}`));
         return;

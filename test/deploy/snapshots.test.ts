@@ -6,11 +6,11 @@ import * as path from 'node:path';
 import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IPod } from 'kubernetes-models/v1/Pod';
 import type { IStorageClass } from 'kubernetes-models/storage.k8s.io/v1/StorageClass';
-import { kubectlMissing, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
+import { renderSkip, parseObjects, renderKustomization, REPO_ROOT, validateObject, type K8sObject } from './render.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { snapshotObjectProblems } from './snapshot-schemas.js';
 
-const skip = kubectlMissing();
+const skip = renderSkip();
 const BASE = path.join(REPO_ROOT, 'deploy', 'base');
 const EXAMPLE = path.join(REPO_ROOT, 'deploy', 'examples', 'snapshots');
 const USAGE = path.join(EXAMPLE, 'usage');

@@ -1,8 +1,23 @@
 // The fuzz suites' only source of randomness: a seeded stream, so a seed and a call index replay a failure exactly.
 import { SeededRandom } from '../../src/bench/runtime/seeded-random.js';
 
-/** Fixed default, so a plain `npm test` always runs the same calls; LODE_FUZZ_SEED picks others. */
+/** The seed the campaigns ran with before it rotated; `LODE_FUZZ_SEED=fixed` runs it again. */
 export const DEFAULT_FUZZ_SEED = 20261201;
+
+export const FUZZ_SEED_ENV = 'LODE_FUZZ_SEED';
+
+/**
+ * The fuzz seed, as the crash slices choose theirs: `LODE_FUZZ_SEED=N` replays seed N,
+ * `LODE_FUZZ_SEED=fixed` takes DEFAULT_FUZZ_SEED, and by default it is the UTC day, so consecutive
+ * CI runs send different calls; every test name carries the seed that replays it.
+ */
+export function fuzzSeed(env: NodeJS.ProcessEnv = process.env, now = Date.now()): number {
+  const raw = env[FUZZ_SEED_ENV];
+  if (raw === undefined || raw === '') return Math.floor(now / 86_400_000);
+  if (raw === 'fixed') return DEFAULT_FUZZ_SEED;
+  if (!/^\d+$/.test(raw)) throw new Error(`${FUZZ_SEED_ENV}="${raw}" must be a non-negative integer or "fixed"`);
+  return Number(raw);
+}
 
 /** A positive integer from the environment, or `fallback`; anything else is a mistake worth stopping for. */
 export function envInt(name: string, fallback: number): number {

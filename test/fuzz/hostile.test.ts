@@ -6,14 +6,14 @@ import { CsiClient } from '../../src/csi/client.js';
 import { methodPaths } from './raw-wire.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, CAP_SYS_RESOURCE, createVolume, fileHash, fsCap, hasCapability, MiB, rawCap, stageAndPublish, teardown, writeRandomFile } from '../driver/support.js';
-import { DEFAULT_FUZZ_SEED, envInt } from './fuzz-random.js';
+import { envInt, fuzzSeed } from './fuzz-random.js';
 import { groupFailures, HostileRun } from './fuzz-runner.js';
 import { GENERATED_RPCS } from './hostile-requests.js';
 import type { LiveView } from './fuzz-lifecycle.js';
 import { plantLandscape, type PathLandscape } from './path-fixtures.js';
 import { diff, foreignMounts, rssBytes, treeSnapshot } from './sandbox-watch.js';
 
-const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
+const SEED = fuzzSeed();
 /** The CI slice; `LODE_FUZZ_CALLS=20000` is the full length (see docs/development.md, "Fuzzing and random kills"). */
 const CALLS = envInt('LODE_FUZZ_CALLS', 2500);
 /** Past this many failures the run stops (the report groups them; a hang stops it sooner). */
@@ -93,7 +93,7 @@ test('every planted path (links out, dangling, looping, files in the way, pools,
     `${run.failures.length} failed checks; replay: ${repro}\n${groupFailures(SEED, run.failures).join('\n')}`);
 });
 
-test(`hostile calls (seed ${SEED}, ${CALLS} calls): only caller codes, each within 10 s, nothing outside the roots touched`, async (t) => {
+test(`hostile calls (LODE_FUZZ_SEED=${SEED}, ${CALLS} calls): only caller codes, each within 10 s, nothing outside the roots touched`, async (t) => {
   const sweepFailures = run.failures.length;
   await run.run();
   rssEnd = await rssBytes(h.proc?.pid ?? 0).catch(() => 0);

@@ -9,10 +9,10 @@ import { grpcCode } from '../../src/csi/client.js';
 import type * as csi from '../../src/csi/types.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, fsCap, MiB, rawCap } from '../driver/support.js';
-import { DEFAULT_FUZZ_SEED, envInt, FuzzRandom } from './fuzz-random.js';
+import { envInt, fuzzSeed, FuzzRandom } from './fuzz-random.js';
 import { volumeDataHash, writeVolumeData } from './volume-data.js';
 
-const SEED = envInt('LODE_FUZZ_SEED', DEFAULT_FUZZ_SEED);
+const SEED = fuzzSeed();
 /** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see docs/development.md, "Fuzzing and random kills"). */
 const ROUNDS = envInt('LODE_SIGKILL_ROUNDS', 30);
 const KILLS_PER_ROUND = 2;
@@ -108,7 +108,7 @@ after(async () => {
   await h?.cleanup();
 });
 
-test(`SIGKILL at seeded random instants (seed ${SEED}) of ${ROUNDS} full lifecycles, twice each: every retry converges, data intact, nothing leaks`, async (t) => {
+test(`SIGKILL at seeded random instants (LODE_FUZZ_SEED=${SEED}) of ${ROUNDS} full lifecycles, twice each: every retry converges, data intact, nothing leaks`, async (t) => {
   const rng = new FuzzRandom(SEED).fork('sigkill');
   const kinds: Kind[] = inlineAllowed ? ['xfs', 'block', 'inline'] : ['xfs', 'block'];
   if (!inlineAllowed) t.diagnostic('inline ephemeral volumes are off in this pool: their rounds are skipped');

@@ -73,6 +73,15 @@ export async function until(what: string, check: () => boolean, boundMs = 30_000
   }
 }
 
+/** `until` for a check that must ask something (a gRPC call, a file): polled until it holds, bounded against a hang. */
+export async function untilAsync(what: string, check: () => Promise<boolean>, boundMs = 30_000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A fake API server (a process boundary we do not own): an HTTP server answering every request with `status`, or never answering when status is 0. */
 export async function stubApiServer(status: number): Promise<{ url: string; open(): number; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();

@@ -1,10 +1,10 @@
 // Test support: the upstream kubernetes-csi binaries of the test environment (LODE_CSI_TOOLS, else ../shared/tools/csi), unpacked once per process.
-import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
 import { csiToolsSource } from '../../src/bench/sidecars/csi-tools.js';
+import { skipOrFail } from './prerequisites.js';
 
 /**
  * The test environment's upstream tools: LODE_CSI_TOOLS (packed tools, or a directory of ready
@@ -56,9 +56,7 @@ export async function skipWithoutSidecarTools(t: TestContext): Promise<boolean> 
   for (const name of SIDECAR_TOOLS) {
     const b = await csiTool(name);
     if (typeof b === 'string') continue;
-    if (process.env.CI === 'true') assert.fail(`CI=true: ${b.missing}`);
-    t.skip(b.missing);
-    return true;
+    return skipOrFail(t, b.missing);
   }
   return false;
 }

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { grpcCode } from '../../src/csi/client.js';
 import { DriverHarness, LODE_CLI, MiB } from '../helpers/driver-harness.js';
+import { rootMissing, skipOrFail } from '../helpers/prerequisites.js';
 import type { VolumeCapability } from '../../src/csi/types.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
 import { httpGet, metricsPort } from '../driver/support.js';
@@ -29,10 +30,7 @@ function rpcCount(s: Sample[], method: string, code = 'OK'): number {
 }
 
 test('a volume lifecycle shows up in the scraped metrics, and pool figures match GetCapacity', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip('the driver needs root (loop devices, mounts)');
-    return;
-  }
+  if (skipOrFail(t, rootMissing())) return;
   const h = await DriverHarness.start({
     nodeId: 'node-metrics',
     pools: [{ name: 'fast', size: '256Mi' }],
@@ -111,10 +109,7 @@ test('a volume lifecycle shows up in the scraped metrics, and pool figures match
 });
 
 test('the driver refuses to start when the metrics port is taken, naming the address', async (t) => {
-  if (process.getuid?.() !== 0) {
-    t.skip('the driver needs root (loop devices, mounts)');
-    return;
-  }
+  if (skipOrFail(t, rootMissing())) return;
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
   t.after(() => new Promise<void>((resolve) => blocker.close(() => resolve())));

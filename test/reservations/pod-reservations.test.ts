@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
-import { ApiCluster, stubApiServer } from '../helpers/api-cluster.js';
+import { ApiCluster, stubApiServer, untilAsync } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, expectCode, MiB, outcome, status, volumeRequest } from '../driver/support.js';
 
@@ -184,12 +184,15 @@ describe('pod reservations', () => {
     const h = await driver(['--kubeconfig', kubeconfig, '--reservation-ttl', '1']);
     claim('t-1', 40); claim('t-2', 40);
     pod('t', uses('t-1', 't-2'));
-    const made = Date.now();
     await createFor(h, 't-1', 40);
     assert.match(h.log, /space held for the pod's other claims.*default\/t-2=40Mi@local/, 'the hold was taken');
-    // Waits out the lifetime; what is asserted is the state after it, not how long anything took.
-    await new Promise((r) => setTimeout(r, Math.max(0, made + 1_500 - Date.now())));
-    assert.equal(await available(h, { pool: 'local' }), 60 * MiB, 't-2\'s hold lapsed although its pod is still pending');
+    // The state reached, not how soon: on a slow machine the 1 s lifetime may be over before the
+    // first look, so the held figure is not asserted; the lapse is (the book's own test, with a
+    // clock it moves, pins the exact moment). The 30 s bound guards against a hang only.
+    let free = 0;
+    await untilAsync('t-2\'s hold lapses', async () => (free = await available(h, { pool: 'local' })) === 60 * MiB);
+    assert.equal(free, 60 * MiB, 't-2\'s hold lapsed although its pod is still pending');
+    assert.ok(store.list('Pod').some((p) => (p as { metadata?: { name?: string } }).metadata?.name === 't'), 'the pod is still there: the lapse is the TTL\'s, not a release');
   });
 
   it('an API that does not answer: the volume is made alone, as without API access, within the bounded wait', async () => {

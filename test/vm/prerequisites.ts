@@ -2,6 +2,9 @@
 // busybox) and, when something is missing, says which Debian package provides it.
 import { accessSync, constants, closeSync, openSync, readSync, readdirSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { which } from '../helpers/prerequisites.js';
+
+export { which };
 
 export interface Tool {
   command: string;
@@ -19,20 +22,6 @@ export interface VmHost {
 }
 
 export type Prerequisites = { ok: true; host: VmHost } | { ok: false; missing: string[]; install: string[] };
-
-export function which(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin'])) {
-    if (!dir) continue;
-    const p = path.join(dir, command);
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
 
 // A busybox with a program interpreter needs the C library, which the initramfs does not carry.
 function isStaticElf(file: string): boolean {

@@ -7,10 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, Watch, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { loopsUnder, mountsUnder } from '../../../src/bench/nodes/sweep.js';
 import { needsRoot } from '../run-helpers.js';
+import { findKubectl } from '../../helpers/kubectl.js';
+import { kubectlSkip } from './kubectl-runner.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario.yaml', import.meta.url));
-const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? 'kubectl' : undefined;
+const kubectl = findKubectl();
 
 async function status(p: Promise<unknown>): Promise<number> {
   try {
@@ -114,7 +116,7 @@ describe('lode bench --api with a client attached', { skip: needsRoot }, () => {
     await core.deleteNamespacedPersistentVolumeClaim({ name: 'second', namespace: 'default' });
   });
 
-  it('works for kubectl get -o wide, describe, get -w, apply and delete', { skip: kubectl === undefined ? 'kubectl is not installed' : undefined }, async () => {
+  it('works for kubectl get -o wide, describe, get -w, apply and delete', { skip: kubectlSkip() }, async () => {
     const home = mkdtempSync('/tmp/lode-bench-api-home-');
     try {
       const env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };

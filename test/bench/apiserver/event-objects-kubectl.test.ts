@@ -11,7 +11,7 @@ import { eventObjects } from '../../../src/bench/apiserver/event-objects.js';
 import { fieldsMatch, parseFieldSelector } from '../../../src/bench/apiserver/field-selector.js';
 import { toTable } from '../../../src/bench/apiserver/tables/table.js';
 import { VIRTUAL_EPOCH_MS } from '../../../src/bench/clock/virtual-clock.js';
-import { KUBECTL_BINARIES, kubectlFlags, runKubectl } from './kubectl-runner.js';
+import { KUBECTL_BINARIES, kubectlFlags, kubectlSkip, runKubectl } from './kubectl-runner.js';
 
 /** As in table-kubectl.test.ts: the machine's kubectl, and Debian's 1.20 client when KUBECTL_DEB names it. */
 
@@ -62,7 +62,7 @@ const dir = mkdtempSync(join(tmpdir(), 'lode-events-kubectl-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 for (const bin of KUBECTL_BINARIES.length > 0 ? KUBECTL_BINARIES : ['kubectl']) {
-  test(`${bin}: describe pod lists the pod's own events, repeats counted; get events prints their table`, { skip: KUBECTL_BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
+  test(`${bin}: describe pod lists the pod's own events, repeats counted; get events prints their table`, { skip: kubectlSkip() ?? false }, async () => {
     const server = await fakeApiServer();
     try {
       const port = (server.address() as AddressInfo).port;

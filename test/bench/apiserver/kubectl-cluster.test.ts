@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { needsRoot } from '../run-helpers.js';
-import { KUBECTL_BINARIES } from './kubectl-runner.js';
+import { KUBECTL_BINARIES, kubectlSkip } from './kubectl-runner.js';
 import { RESOURCES } from '../../../src/bench/api/resources.js';
 import { dropUnknownFields, schemaOf } from '../../../src/bench/apiserver/known-fields.js';
 
@@ -32,7 +32,7 @@ spec:
 
 const CONFIGMAP = (name: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, foo: bar}\ndata: {a: "1"}\n`;
 
-describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot ?? (KUBECTL === undefined ? 'kubectl is not installed' : undefined) }, () => {
+describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot ?? kubectlSkip() }, () => {
   let root = '';
   let home = '';
   let child: ChildProcess;

@@ -2,9 +2,16 @@
 import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findKubectl, KUBECTL_INSTALL, kubectlMissing } from '../../helpers/kubectl.js';
+import { skipUnlessRequired } from '../../helpers/prerequisites.js';
 
-/** The machine's kubectl (KUBECTL overrides) and, when KUBECTL_DEB names it, a second one (Debian's 1.20). */
-export const KUBECTL_BINARIES = [process.env['KUBECTL'] ?? '/usr/bin/kubectl', process.env['KUBECTL_DEB'] ?? ''].filter((p) => p !== '' && existsSync(p));
+/** The machine's kubectl (KUBECTL overrides, else PATH) and, when KUBECTL_DEB names it, a second one (Debian's 1.20). */
+export const KUBECTL_BINARIES = [findKubectl() ?? '', process.env['KUBECTL_DEB'] ?? ''].filter((p) => p !== '' && existsSync(p));
+
+/** The `skip` option of a test that runs the machine's kubectl: why it cannot, or under CI=true a failure of the file. */
+export function kubectlSkip(): string | undefined {
+  return skipUnlessRequired(kubectlMissing(), KUBECTL_INSTALL);
+}
 
 /** Writes a kubeconfig for a plain-HTTP server on loopback; returns the flags that use it with a cache of its own. */
 export function kubectlFlags(dir: string, port: number, namespace?: string): string[] {

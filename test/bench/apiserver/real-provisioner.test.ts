@@ -9,6 +9,7 @@ import { CoordinationV1Api, CoreV1Api, KubeConfig, StorageV1Api, type V1CSIStora
 import { daemonSetArgs as sharedDaemonSetArgs } from '../../../src/bench/sidecars/daemonset-args.js';
 import { needsRoot } from '../run-helpers.js';
 import { csiTool } from '../../helpers/csi-tools.js';
+import { skipOrFail } from '../../helpers/prerequisites.js';
 import { parseQuantity } from '../../../src/util/quantity.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
@@ -126,11 +127,8 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
   });
 
   function skipIfMissing(t: TestContext): boolean {
-    if (missing === undefined) return false;
     // A tool of the test environment: CI has it, so there its absence is a failure.
-    if (process.env.CI === 'true') assert.fail(`CI=true: ${missing}`);
-    t.skip(missing);
-    return true;
+    return skipOrFail(t, missing);
   }
 
   const published = async (): Promise<V1CSIStorageCapacity[]> => (await storage.listNamespacedCSIStorageCapacity({ namespace: NAMESPACE, labelSelector: MANAGED_BY })).items;
@@ -178,8 +176,7 @@ describe('the real csi-provisioner against a held bench', { skip: needsRoot }, (
     if (skipIfMissing(t)) return;
     const binary = await csiTool('csi-resizer');
     if (typeof binary !== 'string') {
-      if (process.env.CI === 'true') assert.fail(`CI=true: ${binary.missing}`);
-      t.skip(binary.missing);
+      skipOrFail(t, binary.missing);
       return;
     }
     resizerLog = path.join(root, 'csi-resizer.log');

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toTable, type IncludeObject } from '../../../src/bench/apiserver/tables/table.js';
-import { KUBECTL_BINARIES, kubectlFlags, runKubectl } from './kubectl-runner.js';
+import { KUBECTL_BINARIES, kubectlFlags, kubectlSkip, runKubectl } from './kubectl-runner.js';
 
 /**
  * kubectl on the machine (KUBECTL overrides), and a second one when KUBECTL_DEB names it: Debian
@@ -67,7 +67,7 @@ const dir = mkdtempSync(join(tmpdir(), 'lode-tables-kubectl-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 for (const bin of KUBECTL_BINARIES.length > 0 ? KUBECTL_BINARIES : ['kubectl']) {
-  test(`${bin}: get -A -o wide shows the server's columns, wide ones included, and each namespace from the row metadata`, { skip: KUBECTL_BINARIES.length === 0 ? 'no kubectl on this machine (set KUBECTL)' : false }, async () => {
+  test(`${bin}: get -A -o wide shows the server's columns, wide ones included, and each namespace from the row metadata`, { skip: kubectlSkip() ?? false }, async () => {
     const server = await fakeApiServer();
     try {
       const port = (server.address() as AddressInfo).port;

@@ -1,11 +1,11 @@
 // The leader's work when a node is lost: release its opted-in volumes' claims, pods and PVs so StatefulSets start again elsewhere.
-import type { V1CSIStorageCapacity, V1PersistentVolume, V1Pod, V1StorageClass } from '@kubernetes/client-node';
+import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1Pod, V1StorageClass } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { describeApiError, isConflict, isNotFound } from '../../../kube/kube-errors.js';
 import { onNodeLoss, PARAM_ON_NODE_LOSS } from '../../request/parameters.js';
 import { log } from '../../../util/log.js';
 import { NodeLossEvents } from './node-loss-events.js';
-import { CAPACITY_DRIVER_LABEL, capacityNode, lostNodes, lostWithNodeAnnotation, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
+import { CAPACITY_DRIVER_LABEL, capacityNode, isOutOfService, lostNodes, lostWithNodeAnnotation, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
 
 export interface NodeLossIdentity {
   driverName: string;
@@ -160,17 +160,39 @@ export class NodeLossHandler {
       await this.events.record({ ...PV, metadata: pv.metadata }, 'Warning', 'NodeLostDryRun', `dry run: node ${node.name} is lost (${signalText(node)}); would ${plan}; the volume's data is gone with the node`);
       return;
     }
+    if (!(await this.stillLost(node))) return;
     if (this.once(`lost/${pv.metadata?.uid ?? name}`)) {
       log('warn', 'node loss: the data of this volume is gone with its node; releasing its claim and pods', { pv: name, node: node.name, signal: node.signal, claim: claimText });
       await this.events.record({ ...PV, metadata: pv.metadata }, 'Warning', 'VolumeLostWithNode', `node ${node.name} is lost (${signalText(node)}): the data of this volume is gone with it; releasing ${claimText} so its pod starts elsewhere with a new volume`);
     }
-    if (claimRef !== undefined && await this.deleteClaim(claimNs, claimName, claimRef.uid, name, node)) summary.claimsDeleted++;
+    // Each release is preceded by a fresh look at the node: the pass's Node list may be seconds
+    // old by now, and a node that came back (made again, or its taint lifted) keeps its volumes.
+    if (claimRef !== undefined && await this.stillLost(node) && await this.deleteClaim(claimNs, claimName, claimRef.uid, name, node)) summary.claimsDeleted++;
     for (const pod of pods) {
-      if (stopped.aborted) return;
+      if (stopped.aborted || !(await this.stillLost(node))) return;
       if (await this.forceDeletePod(pod, claimName, node)) summary.podsDeleted++;
     }
-    if (stopped.aborted || retain) return;
+    if (stopped.aborted || retain || !(await this.stillLost(node))) return;
     if (await this.deleteVolume(pv, node)) summary.volumesDeleted++;
+  }
+
+  /**
+   * Whether the node's loss still holds now, read from the API rather than from the pass's list:
+   * a deleted node must still be absent, a tainted one still carry the taint. A node that is back
+   * is logged once per return and left alone; the next pass starts from a fresh list anyway.
+   */
+  private async stillLost(node: LostNode): Promise<boolean> {
+    let now: V1Node | undefined;
+    try {
+      now = await this.kube.bounded(`get node ${node.name}`, (a) => a.core.readNode({ name: node.name }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const lost = node.signal === 'deleted' ? now === undefined : now !== undefined && isOutOfService(now);
+    if (!lost && this.once(`back/${node.name}/${now?.metadata?.uid ?? 'gone'}`)) {
+      log('warn', 'node loss: the node is back since this pass found it lost; its volumes are left alone', { node: node.name, signal: node.signal });
+    }
+    return lost;
   }
 
   private async podsOn(nodeName: string, namespace: string, claimName: string): Promise<V1Pod[]> {
@@ -256,6 +278,7 @@ export class NodeLossHandler {
       await this.events.record({ ...CAPACITY, metadata: c.metadata }, 'Warning', 'NodeLostDryRun', `dry run: node ${node.name} is lost (${signalText(node)}); would delete this stale capacity object`);
       return;
     }
+    if (!(await this.stillLost(node))) return;
     await this.events.record({ ...CAPACITY, metadata: c.metadata }, 'Warning', 'NodeLost', `deleted by ${this.id.driverName}: node ${node.name} is lost (${signalText(node)}); its capacity is not there to schedule on`);
     try {
       await this.kube.bounded(`delete csistoragecapacity ${namespace}/${name}`, (a) => a.storage.deleteNamespacedCSIStorageCapacity({ name, namespace, body: c.metadata?.uid ? { preconditions: { uid: c.metadata.uid } } : {} }));
