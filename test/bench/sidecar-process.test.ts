@@ -78,6 +78,26 @@ describe('a supervised sidecar process', { skip: needsRoot }, () => {
     }
   });
 
+  it('an exit after its driver was killed, and every exit while the driver is down, is the driver\'s; after it is back, only the first exit is', async () => {
+    const dir = mkdtempSync('/tmp/lode-sidecar-process-');
+    try {
+      const exits: Array<{ how: string; withDriver: boolean }> = [];
+      // A provisioner that cannot reach its driver: it exits at once, each time it is started.
+      const p = new SidecarProcess({ name: 'provisioner/n1', binary: 'sh', args: ['-c', 'exit 1'], env: {}, logFile: path.join(dir, 'p.log') }, (_s, how, withDriver) => exits.push({ how, withDriver }));
+      p.expectExitWithDriver();
+      p.start();
+      await until('two exits while the driver is down', () => exits.length >= 2);
+      p.driverBack();
+      const back = exits.length;
+      await until('an exit after the driver is back', () => exits.length > back);
+      await p.stop();
+      assert.ok(exits.slice(0, back).every((e) => e.withDriver), `every exit while the driver was down is the driver's: ${JSON.stringify(exits)}`);
+      assert.equal(exits[back]?.withDriver, false, 'one after it is back, with the loss already seen, is the sidecar\'s own');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs under the pod\'s hostname in a UTS namespace of its own, leaving the machine\'s alone, and stop() reaps it', async () => {
     const dir = mkdtempSync('/tmp/lode-sidecar-process-');
     try {

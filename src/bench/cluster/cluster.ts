@@ -590,6 +590,7 @@ export class Cluster {
     if (this.lostNodes.has(name)) throw new Error(`restartDriver: node "${name}" was ${this.lostNodes.get(name)}; its driver does not come back`);
     const n = this.node(name);
     await n.driver.start();
+    this.realSidecars?.driverBack(name);
     await this.restartSidecars(n);
     n.capacity?.refresh();
     this.centralCapacity?.refresh();

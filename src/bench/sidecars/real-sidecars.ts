@@ -103,6 +103,11 @@ export class RealSidecars {
     for (const p of this.perNode.get(node) ?? []) if (this.binaryOf.get(p) !== 'csi-node-driver-registrar') p.expectExitWithDriver();
   }
 
+  /** A node's driver is started again: its sidecars' exits are their own again (see driverKilled). */
+  driverBack(node: string): void {
+    for (const p of this.perNode.get(node) ?? []) p.driverBack();
+  }
+
   /** A lost node's sidecars stop with it (SIGKILL: the machine is gone). */
   async stopNode(node: string, force = true): Promise<void> {
     await Promise.all((this.perNode.get(node) ?? []).map((p) => p.stop(force)));

@@ -38,12 +38,24 @@ export class SidecarProcess {
    * the same; the run reports such an exit apart from the unexpected ones.
    */
   private driverLost = false;
+  /**
+   * Its driver is down (killed, not started again yet): a restarted sidecar that finds no driver
+   * to ask its name exits again (csi-provisioner's start times out and exits 1), as often as
+   * kubelet restarts it meanwhile; those exits are the driver's too.
+   */
+  private driverDown = false;
 
   constructor(readonly spec: SidecarSpec, private readonly onExit: (s: SidecarProcess, how: string, withDriver: boolean) => void = () => {}) {}
 
-  /** Its driver was just killed: its next exit is the one that follows (see driverLost). */
+  /** Its driver was just killed: its next exit is the one that follows (see driverLost), and so is every exit until the driver is back. */
   expectExitWithDriver(): void {
     this.driverLost = true;
+    this.driverDown = true;
+  }
+
+  /** Its driver is started again: from now on only the one exit on the lost connection, if not seen yet, is the driver's. */
+  driverBack(): void {
+    this.driverDown = false;
   }
 
   get running(): boolean {
@@ -80,7 +92,7 @@ export class SidecarProcess {
         const how = this.lastExit?.startsWith('could not start') ? this.lastExit : `exited (${signal ?? `code ${code}`})`;
         this.lastExit = how;
         this.restarts++;
-        const withDriver = this.driverLost;
+        const withDriver = this.driverLost || this.driverDown;
         this.driverLost = false;
         this.onExit(this, how, withDriver);
         // CrashLoopBackOff, shortened: 1 s, 2 s, 4 s ... up to 10 s.
