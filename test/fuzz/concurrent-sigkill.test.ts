@@ -10,11 +10,11 @@ import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, fsCap, MiB } from '../driver/support.js';
 import { envInt, fuzzSeed, FuzzRandom } from './fuzz-random.js';
 import { volumeDataHash, writeVolumeData } from './volume-data.js';
+import { converge } from './converge.js';
 
 const SEED = fuzzSeed();
 /** Rounds, one kill each. */
 const ROUNDS = envInt('LODE_CONCURRENT_KILL_ROUNDS', 10);
-const MAX_RETRIES = 20;
 const DATA_BYTES = 256 * 1024;
 const POOL = 'fast';
 const CAP = fsCap('ext4');
@@ -41,22 +41,6 @@ interface Recorded {
 let h: DriverHarness;
 let capacityAtStart = 0;
 
-/** Retries a call after the restart as the sidecars would; only a driver still coming up excuses a failure. */
-async function converge(what: string, call: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await call();
-      return;
-    } catch (err) {
-      const code = grpcCode(err);
-      const transient = code === status.UNAVAILABLE || code === status.ABORTED || code === status.DEADLINE_EXCEEDED;
-      if (!transient || attempt >= MAX_RETRIES) {
-        throw new Error(`${what} did not converge after ${attempt} attempt(s): ${code === undefined ? String(err) : status[code]} ${String((err as { details?: unknown }).details ?? '')}`);
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  }
-}
 
 async function create(v: Vol): Promise<void> {
   const res = await h.client.createVolume({ name: v.name, capacity_range: { required_bytes: v.bytes }, volume_capabilities: [CAP] });

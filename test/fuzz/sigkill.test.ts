@@ -11,13 +11,13 @@ import { DriverHarness } from '../helpers/driver-harness.js';
 import { available, fsCap, MiB, rawCap } from '../driver/support.js';
 import { envInt, fuzzSeed, FuzzRandom } from './fuzz-random.js';
 import { volumeDataHash, writeVolumeData } from './volume-data.js';
+import { converge } from './converge.js';
 
 const SEED = fuzzSeed();
 /** Lifecycles, each killed twice; the CI slice. `LODE_SIGKILL_ROUNDS=500` is the full length (see docs/development.md, "Fuzzing and random kills"). */
 const ROUNDS = envInt('LODE_SIGKILL_ROUNDS', 30);
 const KILLS_PER_ROUND = 2;
 /** Retries of an interrupted call before it counts as not converging (each waits a little for the restarted driver). */
-const MAX_RETRIES = 20;
 const DATA_BYTES = 512 * 1024;
 
 type Kind = 'xfs' | 'block' | 'inline';
@@ -77,22 +77,6 @@ function stepsOf(kind: Kind, rng: FuzzRandom): Step[] {
   ];
 }
 
-/** Retries a call after a restart as kubelet and the sidecars would; only a driver that is still coming up excuses a failure. */
-async function converge(what: string, call: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await call();
-      return;
-    } catch (err) {
-      const code = grpcCode(err);
-      const transient = code === status.UNAVAILABLE || code === status.ABORTED || code === status.DEADLINE_EXCEEDED;
-      if (!transient || attempt >= MAX_RETRIES) {
-        throw new Error(`${what} did not converge after ${attempt} attempt(s): ${code === undefined ? String(err) : status[code]} ${String((err as { details?: unknown }).details ?? '')}`);
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  }
-}
 
 before(async () => {
   h = await DriverHarness.start({ pools: [{ name: 'fast', size: '2Gi', extra: 'inline-max-size=64Mi' }] });
