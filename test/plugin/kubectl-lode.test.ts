@@ -6,10 +6,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSyn
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { needsRoot } from '../bench/run-helpers.js';
+import { holdRun } from '../helpers/held-run.js';
 import { KUBECTL_BINARIES } from '../bench/apiserver/kubectl-runner.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = join(REPO, 'dist/src/cli/main.js');
 const PLUGIN = join(REPO, 'dist/src/plugin/main.js');
 const LAUNCHER = join(REPO, 'deploy/kubectl-lode');
 const SCENARIO = join(REPO, 'test/plugin/fixtures/scenario.yaml');
@@ -54,17 +54,10 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
     mkdirSync(bin);
     // The single file a user copies: it finds the package through LODE_HOME.
     copyFileSync(LAUNCHER, join(bin, 'kubectl-lode'));
-    child = spawn(process.execPath, [MAIN, 'bench', SCENARIO, '--api', '127.0.0.1:0', '--hold', '--work-dir', root], { stdio: ['ignore', 'pipe', 'pipe'] });
-    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    let stdout = '';
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-      child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); if (stderr.includes('holding the cluster')) resolve(); });
-      child.on('exit', (code) => reject(new Error(`bench exited early (${code}): ${stderr}`)));
-    });
-    kubeconfig = /kubeconfig (\S+) \(export/.exec(stdout)?.[1] ?? '';
-    assert.ok(existsSync(kubeconfig), `the held run names its kubeconfig: ${stdout}`);
+    const held = await holdRun(SCENARIO, root);
+    child = held.child;
+    exited = held.exited;
+    kubeconfig = held.kubeconfig;
     env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig, LODE_HOME: REPO, PATH: `${bin}:${process.env['PATH'] ?? ''}`, NO_COLOR: '' };
   });
 

@@ -5,11 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { needsRoot } from '../run-helpers.js';
+import { holdRun } from '../../helpers/held-run.js';
 import { KUBECTL_BINARIES, kubectlSkip } from './kubectl-runner.js';
 import { RESOURCES } from '../../../src/bench/api/resources.js';
 import { dropUnknownFields, schemaOf } from '../../../src/bench/apiserver/known-fields.js';
 
-const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario.yaml', import.meta.url));
 const SHUTDOWN_SCENARIO = fileURLToPath(new URL('../../../../test/bench/fixtures/api/scenario-node-shutdown.yaml', import.meta.url));
 /** The machine's kubectl only: the flags used here (--validate=warn, wait --for=jsonpath) are newer than Debian's 1.20. */
@@ -59,22 +59,6 @@ describe('kubectl against a held bench run, as on a cluster', { skip: needsRoot 
     assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-
-  /** Starts `lode bench SCENARIO --api --hold` and resolves once it holds, with its kubeconfig and API URL. */
-  async function holdRun(scenario: string, workDir: string): Promise<{ child: ChildProcess; exited: Promise<number | null>; kubeconfig: string; url: string }> {
-    const c = spawn(process.execPath, [MAIN, 'bench', scenario, '--api', '127.0.0.1:0', '--hold', '--work-dir', workDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const done = new Promise<number | null>((resolve) => c.on('exit', (code) => resolve(code)));
-    let stdout = '';
-    let stderr = '';
-    await new Promise<void>((resolve, reject) => {
-      c.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-      c.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); if (stderr.includes('holding the cluster')) resolve(); });
-      c.on('exit', (code) => reject(new Error(`bench exited early (${code}): ${stderr}`)));
-    });
-    const kubeconfig = /kubeconfig (\S+) \(export/.exec(stdout)?.[1] ?? '';
-    assert.ok(existsSync(kubeconfig));
-    return { child: c, exited: done, kubeconfig, url: /API at (\S+);/.exec(stdout)?.[1] ?? '' };
-  }
 
   before(async () => {
     root = mkdtempSync('/tmp/lode-kubectl-cluster-');
