@@ -1,5 +1,6 @@
-// The steps volumes and snapshots take alike: marked "deleting" durably before their storage goes, and copied with their source's filesystem frozen.
+// The steps volumes and snapshots take alike: marked "deleting" durably before their storage goes, copied with their source's filesystem frozen, and undone when their making fails.
 import { freeze, thaw } from '../sys/freeze.js';
+import { outsideCall } from '../util/call-signal.js';
 import type { RecordStore } from '../pool/record-store.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
@@ -40,4 +41,19 @@ export async function whileFrozen<T>(what: 'snapshot' | 'clone', mountPoint: str
   } finally {
     await thaw(mountPoint);
   }
+}
+
+/**
+ * After a create or snapshot failed with `err`: runs `undo` (even past the call's deadline) and
+ * rethrows `err`. An undo that fails too is only logged: whatever is left (a record, storage) is
+ * finished by a retried call or at the next start.
+ */
+export async function undoThenThrow(what: 'create' | 'snapshot', id: string, err: unknown, undo: () => Promise<void>): Promise<never> {
+  log('warn', `${what} failed; undoing it`, { id, error: (err as Error).message });
+  try {
+    await outsideCall(undo);
+  } catch (undoErr) {
+    log('error', `undo of failed ${what} failed`, { id, error: (undoErr as Error).message });
+  }
+  throw err;
 }

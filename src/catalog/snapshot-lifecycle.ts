@@ -4,11 +4,10 @@ import { PoolFullError } from '../pool/space-errors.js';
 import type { SnapshotRecord } from '../pool/snapshot-record.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { thaw } from '../sys/freeze.js';
-import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { snapshotSupport, type CatalogState } from './catalog-state.js';
-import { markDeleting, whileFrozen } from './durable-steps.js';
+import { markDeleting, undoThenThrow, whileFrozen } from './durable-steps.js';
 
 /**
  * Reserves the most the snapshot can take and makes it, like a volume: anything already at
@@ -41,17 +40,11 @@ export async function createSnapshot(s: CatalogState, snap: SnapshotRecord, sour
     snap.state = 'ready';
     await e.snapshotStore.put(snap);
   } catch (err) {
-    log('warn', 'snapshot failed; undoing it', { id: snap.id, error: (err as Error).message });
-    try {
-      await outsideCall(async () => {
-        if (snap.frozen !== undefined) await thaw(snap.frozen);
-        if (err instanceof StorageOccupiedError) await unrecordSnapshot(s, snap);
-        else await destroySnapshot(s, snap);
-      });
-    } catch (undoErr) {
-      log('error', 'undo of failed snapshot failed', { id: snap.id, error: (undoErr as Error).message });
-    }
-    throw err;
+    await undoThenThrow('snapshot', snap.id, err, async () => {
+      if (snap.frozen !== undefined) await thaw(snap.frozen);
+      if (err instanceof StorageOccupiedError) await unrecordSnapshot(s, snap);
+      else await destroySnapshot(s, snap);
+    });
   }
   void s.refresh(snap.pool);
   return snap;

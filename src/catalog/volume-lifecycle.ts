@@ -5,11 +5,10 @@ import { PoolFullError } from '../pool/space-errors.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import { unmountIfMounted } from '../sys/mounts.js';
 import { thaw } from '../sys/freeze.js';
-import { outsideCall } from '../util/call-signal.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
 import { snapshotSupport, type CatalogState } from './catalog-state.js';
-import { markDeleting, whileFrozen } from './durable-steps.js';
+import { markDeleting, undoThenThrow, whileFrozen } from './durable-steps.js';
 import type { HoldStep } from './space-ledger.js';
 
 /** How a volume is made: with a step after its storage (an inline volume's mount), from a source, with a filesystem to freeze for the copy. */
@@ -59,21 +58,13 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
     record.frozen = undefined;
     await e.store.put(record);
   } catch (err) {
-    log('warn', 'create failed; undoing it', { id: record.id, error: (err as Error).message });
-    try {
-      // The undo must run even when the call failed because its deadline passed.
-      await outsideCall(async () => {
-        if (record.frozen !== undefined) await thaw(record.frozen);
-        for (const p of record.publications) await unmountIfMounted(p.targetPath);
-        // Met before the step made anything: only the record is the create's to remove.
-        if (err instanceof StorageOccupiedError) await unrecord(s, record);
-        else await destroy(s, record);
-      });
-    } catch (undoErr) {
-      // Whatever is left (a record, an image) is finished by a retried call or at the next start.
-      log('error', 'undo of failed create failed', { id: record.id, error: (undoErr as Error).message });
-    }
-    throw err;
+    await undoThenThrow('create', record.id, err, async () => {
+      if (record.frozen !== undefined) await thaw(record.frozen);
+      for (const p of record.publications) await unmountIfMounted(p.targetPath);
+      // Met before the step made anything: only the record is the create's to remove.
+      if (err instanceof StorageOccupiedError) await unrecord(s, record);
+      else await destroy(s, record);
+    });
   }
   void s.refresh(record.pool);
   return record;
