@@ -98,6 +98,26 @@ describe('a supervised sidecar process', { skip: needsRoot }, () => {
     }
   });
 
+  it('a process started while its driver was down that gives up connecting just after the driver is back exits for the driver; one started after it is back exits on its own', async () => {
+    const dir = mkdtempSync('/tmp/lode-sidecar-process-');
+    try {
+      const exits: Array<{ how: string; withDriver: boolean }> = [];
+      // 09's csi-provisioner: restarted while the driver is down, it waits out its connect deadline, which ends just after the driver returns.
+      const p = new SidecarProcess({ name: 'provisioner/n1', binary: 'sh', args: ['-c', 'sleep 1; exit 1'], env: {}, logFile: path.join(dir, 'p.log') }, (_s, how, withDriver) => exits.push({ how, withDriver }));
+      p.expectExitWithDriver();
+      p.start();
+      await until('the lost connection\'s exit', () => exits.length >= 1);
+      await until('a process started while the driver is down', () => p.running);
+      p.driverBack();
+      await until('its exit, after the driver is back', () => exits.length >= 2);
+      await until('an exit of a process started after the driver was back', () => exits.length >= 3);
+      await p.stop();
+      assert.deepEqual(exits.map((e) => e.withDriver), [true, true, false], JSON.stringify(exits));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs under the pod\'s hostname in a UTS namespace of its own, leaving the machine\'s alone, and stop() reaps it', async () => {
     const dir = mkdtempSync('/tmp/lode-sidecar-process-');
     try {

@@ -21,6 +21,8 @@ export interface SidecarSpec {
 
 const STOP_GRACE_MS = 5_000;
 const MAX_BACKOFF_MS = 10_000;
+/** gRPC's reconnect backoff in csi-lib-utils is at most 1 s; the rest is slack for a loaded machine. */
+const RECONNECT_GRACE_MS = 5_000;
 
 export class SidecarProcess {
   private child: ChildProcess | undefined;
@@ -44,6 +46,16 @@ export class SidecarProcess {
    * kubelet restarts it meanwhile; those exits are the driver's too.
    */
   private driverDown = false;
+  /**
+   * This process was started while its driver was down, and when the driver came back (ms since
+   * the epoch). Its connect deadline may run out just as the driver returns (09's driver is down
+   * 30 s; csi-provisioner's restart 1 s after the kill gives up connecting 30 s later, while gRPC's
+   * reconnect backoff, up to 1 s, has not yet found the new socket): an exit within
+   * RECONNECT_GRACE_MS of the driver's return, of a process that never saw the driver, is the
+   * driver's too.
+   */
+  private startedWithoutDriver = false;
+  private driverBackAt = 0;
 
   constructor(readonly spec: SidecarSpec, private readonly onExit: (s: SidecarProcess, how: string, withDriver: boolean) => void = () => {}) {}
 
@@ -56,6 +68,7 @@ export class SidecarProcess {
   /** Its driver is started again: from now on only the one exit on the lost connection, if not seen yet, is the driver's. */
   driverBack(): void {
     this.driverDown = false;
+    this.driverBackAt = Date.now();
   }
 
   get running(): boolean {
@@ -69,6 +82,7 @@ export class SidecarProcess {
   start(): void {
     if (this.stopping || this.running) return;
     this.log ??= createWriteStream(this.spec.logFile, { flags: 'a' });
+    this.startedWithoutDriver = this.driverDown;
     const command = this.spec.hostname === undefined
       ? [this.spec.binary, ...this.spec.args]
       // unshare execs sh in the new UTS namespace, and sh execs the binary: one pid throughout.
@@ -92,7 +106,7 @@ export class SidecarProcess {
         const how = this.lastExit?.startsWith('could not start') ? this.lastExit : `exited (${signal ?? `code ${code}`})`;
         this.lastExit = how;
         this.restarts++;
-        const withDriver = this.driverLost || this.driverDown;
+        const withDriver = this.driverLost || this.driverDown || (this.startedWithoutDriver && Date.now() - this.driverBackAt < RECONNECT_GRACE_MS);
         this.driverLost = false;
         this.onExit(this, how, withDriver);
         // CrashLoopBackOff, shortened: 1 s, 2 s, 4 s ... up to 10 s.
