@@ -31,7 +31,11 @@ export async function stage(kit: NodeKit, req: csi.NodeStageVolumeRequest__Outpu
       const stillThere = r.accessType === 'mount' ? mountAt(mounts, r.staging) : await attachedDevice(r, backend);
       if (stillThere) throw failedPrecondition(`volume ${id} is already staged at ${r.staging}`);
     }
-    await refuseStray(mounts, r, backend, staging);
+    // Only a stage that moves the volume would forget a stray mount; a retry at the recorded path
+    // records nothing new. A publish killed between its bind and its record leaves such a mount at
+    // its target, and kubelet's retry after the restart stages again before it publishes (which
+    // then adopts the mount): refusing here would keep that pod from its volume for good.
+    if (r.staging !== staging) await refuseStray(mounts, r, backend, staging);
     // A filesystem the pool can never give (one Lode does not make, another than a directory
     // pool's own) is the caller's mistake; one other than the volume already holds is the volume's state.
     if (r.accessType === 'mount' && cap.fsType !== '') volumeFsType(backend, 'mount', cap.fsType);
