@@ -1,4 +1,4 @@
-// Runs the node-loss handler on whichever node's driver holds the Lease, one pass per period, and stops it when leadership ends.
+// Runs the node-loss handler, and the other work done once for the cluster (leader passes), on whichever node's driver holds the Lease, one pass per period, and stops them when leadership ends.
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { LeaseElector } from '../../../kube/leader-election.js';
 import { describeApiError } from '../../../kube/kube-errors.js';
