@@ -87,15 +87,16 @@ async function why(args: PluginArgs, cluster: PluginCluster): Promise<WhyReport>
     scheduler = waiting?.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status !== 'True')?.message ?? null;
   }
   // What the driver's leader said on the unbound claims (a pool on no node, a size below the minimum).
-  const claimEvents = await Promise.all(claims.filter((c) => (c.claim.spec?.volumeName ?? '') === '')
-    .map((c) => cluster.eventsAbout(namespace, 'PersistentVolumeClaim', c.claim.metadata?.name ?? '')));
-  const driverEvents = claimEvents.flat().filter((e) => e.type === 'Warning' && isDriverEvent(e, args.driverName));
+  const claimEvents = (n: string) => cluster.eventsAbout(namespace, 'PersistentVolumeClaim', n);
+  const unbound = claims.filter((c) => (c.claim.spec?.volumeName ?? '') === '');
+  const driverEvents = (await Promise.all(unbound.map((c) => claimEvents(c.claim.metadata?.name ?? '')))).flat()
+    .filter((e) => e.type === 'Warning' && isDriverEvent(e, args.driverName));
   if (scheduler === null) {
     // The scheduler's FailedScheduling Event on the pod (or the provisioner's on the claim) says it when the condition does not.
     const about = pod ?? pods[0];
     const events = about !== undefined
       ? await cluster.eventsAbout(namespace, 'Pod', about.metadata?.name ?? '')
-      : claimEvents[0] ?? [];
+      : await claimEvents(name);
     const last = events.filter((e) => e.type === 'Warning' && !isDriverEvent(e, args.driverName)).sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? ''))).at(-1);
     if (last?.message !== undefined) scheduler = `${last.reason ?? ''}: ${last.message}`;
   }
