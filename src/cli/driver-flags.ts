@@ -47,7 +47,9 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --node-loss MODE       on, dry-run or off: the leader-elected        (env LODE_NODE_LOSS)
                          handler of lost nodes (default on with API
                          access; it acts only on classes that set
-                         onNodeLoss: delete-claims)
+                         onNodeLoss: delete-claims); its leader also
+                         says on claims no node can make why (in
+                         dry-run too)
   --namespace NS         the driver's own namespace: its Lease and the (env LODE_NAMESPACE, or POD_NAMESPACE)
                          provisioner's capacity objects (default lode-system)
   --leader-lease-duration S                                            (env LODE_LEADER_LEASE_DURATION)
@@ -59,7 +61,8 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --leader-retry-period S                                              (env LODE_LEADER_RETRY_PERIOD)
                          pause between tries to acquire or renew
                          (default 2; seconds, may be decimal)
-  --node-loss-period S   the leader looks at PVs and Nodes every S     (env LODE_NODE_LOSS_PERIOD)
+  --node-loss-period S   the leader looks at PVs, Nodes and waiting    (env LODE_NODE_LOSS_PERIOD)
+                         claims every S
                          (default 10; seconds, may be decimal)
   --pod-reservations B   true or false: reserve a pending pod's other  (env LODE_POD_RESERVATIONS)
                          claims with the first, refuse all if they do

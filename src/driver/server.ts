@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
+import { ClaimReasonEvents } from './cluster/claim-reasons/claim-reason-events.js';
 import { startNodeLoss } from './cluster/node-loss/node-loss.js';
 import { LimitReports } from './cluster/limit-reports.js';
 import { OrphanCheck } from './cluster/orphans/orphan-check.js';
@@ -126,8 +127,14 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   const refresher = setInterval(() => void catalog.refreshAll().then(() => limits?.round()), config.capacityRefreshSeconds * 1000);
   refresher.unref();
   void limits?.round();
+  // The claim reasons ride on the node-loss Lease: one node looks for the cluster, so each
+  // claim gets one Event, not one per node (deploy/base has no Lease, so no leader and no look).
+  const claimReasons = kube !== undefined && config.nodeLoss !== undefined
+    ? new ClaimReasonEvents(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace, ownPools: () => catalog.poolNames() })
+    : undefined;
   const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
-    ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss)
+    ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss,
+      claimReasons !== undefined ? [{ name: 'claim reasons', pass: (stopped) => claimReasons.pass(stopped) }] : [])
     : undefined;
   const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
   orphans?.start();

@@ -10,9 +10,9 @@ export type CoreApi = Pick<CoreV1Api,
   | 'readNode' | 'listNode'
   | 'listPersistentVolume' | 'readPersistentVolume' | 'replacePersistentVolume' | 'deletePersistentVolume'
   | 'listNamespacedPod' | 'readNamespacedPod' | 'deleteNamespacedPod'
-  | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim'
+  | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim' | 'listPersistentVolumeClaimForAllNamespaces'
   | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
-export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
+export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass' | 'listNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
 export type CoordinationApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
 
 /** The APIs the driver's features use; each feature documents the RBAC it needs (docs/api-access.md). */
@@ -63,11 +63,13 @@ export function thinApis(t: HttpTransport): KubeApis {
     deleteNamespacedPod: (p) => t.request({ method: 'DELETE', path: `${CORE}/namespaces/${seg(p.namespace)}/pods/${seg(p.name)}`, query: queryOf(p), body: p.body }),
     readNamespacedPersistentVolumeClaim: (p) => t.request({ method: 'GET', path: `${CORE}/namespaces/${seg(p.namespace)}/persistentvolumeclaims/${seg(p.name)}`, query: queryOf(p) }),
     deleteNamespacedPersistentVolumeClaim: (p) => t.request({ method: 'DELETE', path: `${CORE}/namespaces/${seg(p.namespace)}/persistentvolumeclaims/${seg(p.name)}`, query: queryOf(p), body: p.body }),
+    listPersistentVolumeClaimForAllNamespaces: (p = {}) => t.request({ method: 'GET', path: `${CORE}/persistentvolumeclaims`, query: queryOf(p) }),
     createNamespacedEvent: (p) => t.request({ method: 'POST', path: `${CORE}/namespaces/${seg(p.namespace)}/events`, query: queryOf(p), body: p.body }),
     patchNamespacedEvent: (p) => t.request({ method: 'PATCH', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p), body: p.body, contentType: JSON_PATCH }),
   };
   const storage: StorageApi = {
     readStorageClass: (p) => t.request({ method: 'GET', path: `${STORAGE}/storageclasses/${seg(p.name)}`, query: queryOf(p) }),
+    listStorageClass: (p = {}) => t.request({ method: 'GET', path: `${STORAGE}/storageclasses`, query: queryOf(p) }),
     listNamespacedCSIStorageCapacity: (p) => t.request({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: queryOf(p) }),
     deleteNamespacedCSIStorageCapacity: (p) => t.request({ method: 'DELETE', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
   };

@@ -6,7 +6,7 @@ import { orphanColumns, orphanRows } from './orphans.js';
 import type { PluginArgs, Subcommand } from './plugin-args.js';
 import { ClusterError, type PluginCluster } from './plugin-cluster.js';
 import { structured, table, useColour } from './plugin-output.js';
-import { POOL_COLUMNS, statusReport, WARNING_COLUMNS } from './status.js';
+import { isDriverEvent, POOL_COLUMNS, statusReport, WARNING_COLUMNS } from './status.js';
 import { VOLUME_COLUMNS, volumeRows } from './volumes.js';
 import { claimNamesOf, consumersOf, whyReport, WHY_COLUMNS, type ClaimInput, type WhyReport } from './why.js';
 
@@ -49,6 +49,7 @@ export async function runCommand(args: PluginArgs, command: Subcommand, cluster:
       if (format === 'json' || format === 'yaml') return structured('LodeWhy', driverName, report, format);
       const head = [`${report.target}: ${report.phase}`, ...report.summary.map((s) => `  ${s}`)];
       if (report.scheduler !== null) head.push(`  scheduler: ${report.scheduler}`);
+      for (const d of report.driver) head.push(`  driver: ${d}`);
       return `${head.join('\n')}\n\n${table(report.nodes, WHY_COLUMNS, format, colour)}`;
     }
   }
@@ -85,18 +86,23 @@ async function why(args: PluginArgs, cluster: PluginCluster): Promise<WhyReport>
     const waiting = pods.find((p) => p.spec?.nodeName === undefined || p.spec.nodeName === '');
     scheduler = waiting?.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status !== 'True')?.message ?? null;
   }
+  // What the driver's leader said on the unbound claims (a pool on no node, a size below the minimum).
+  const claimEvents = (n: string) => cluster.eventsAbout(namespace, 'PersistentVolumeClaim', n);
+  const unbound = claims.filter((c) => (c.claim.spec?.volumeName ?? '') === '');
+  const driverEvents = (await Promise.all(unbound.map((c) => claimEvents(c.claim.metadata?.name ?? '')))).flat()
+    .filter((e) => e.type === 'Warning' && isDriverEvent(e, args.driverName));
   if (scheduler === null) {
     // The scheduler's FailedScheduling Event on the pod (or the provisioner's on the claim) says it when the condition does not.
     const about = pod ?? pods[0];
     const events = about !== undefined
       ? await cluster.eventsAbout(namespace, 'Pod', about.metadata?.name ?? '')
-      : await cluster.eventsAbout(namespace, 'PersistentVolumeClaim', name);
-    const last = events.filter((e) => e.type === 'Warning').sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? ''))).at(-1);
+      : await claimEvents(name);
+    const last = events.filter((e) => e.type === 'Warning' && !isDriverEvent(e, args.driverName)).sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? ''))).at(-1);
     if (last?.message !== undefined) scheduler = `${last.reason ?? ''}: ${last.message}`;
   }
   const target = pod !== undefined ? `pod/${namespace}/${name}` : `pvc/${namespace}/${name}`;
   const phase = pod !== undefined ? pod.status?.phase ?? 'Unknown' : claim?.status?.phase ?? 'Pending';
-  return whyReport({ driverName: args.driverName, target, phase, pods, claims, nodes, csiNodes, capacities, pvs, scheduler });
+  return whyReport({ driverName: args.driverName, target, phase, pods, claims, nodes, csiNodes, capacities, pvs, scheduler, driverEvents });
 }
 
 async function withClasses(cluster: PluginCluster, claims: NonNullable<Awaited<ReturnType<PluginCluster['claim']>>>[]): Promise<ClaimInput[]> {

@@ -1,12 +1,12 @@
 // `kubectl lode why CLAIM|POD`: per node, the first reason a Pending claim or pod cannot go there, from the same objects the scheduler reads (capacity objects, taints, PVs' node affinity).
-import type { V1CSINode, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass, V1Taint, V1Toleration } from '@kubernetes/client-node';
+import type { CoreV1Event, V1CSINode, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass, V1Taint, V1Toleration } from '@kubernetes/client-node';
 import { capacityNode, isOutOfService, OUT_OF_SERVICE_TAINT, pinnedNode, podUsesClaim } from '../driver/cluster/node-loss/lost-nodes.js';
 import { topologyKey } from '../driver/context/config.js';
 import { FSTYPE_KEY, PARAM_FSTYPE } from '../driver/request/parameters.js';
 import { minimumFor } from '../driver/request/sizing.js';
 import type { Column } from './plugin-output.js';
 import { bytesOf, showBytes } from './quantities.js';
-import { classPool, registrations } from './status.js';
+import { classPool, eventTime, registrations } from './status.js';
 
 export interface NodeVerdict {
   node: string;
@@ -23,6 +23,8 @@ export interface WhyReport {
   summary: string[];
   /** The scheduler's own last word (the pod's PodScheduled condition, or its last FailedScheduling Event). */
   scheduler: string | null;
+  /** The driver's Warning Events on the claims: why its leader found that no node can make one. */
+  driver: string[];
   nodes: NodeVerdict[];
 }
 
@@ -44,6 +46,8 @@ export interface WhyInputs {
   capacities: readonly V1CSIStorageCapacity[];
   pvs: readonly V1PersistentVolume[];
   scheduler: string | null;
+  /** The driver's Warning Events on the claims (written by its leader: claim reasons). */
+  driverEvents: readonly CoreV1Event[];
 }
 
 function tolerates(tolerations: readonly V1Toleration[], taint: V1Taint): boolean {
@@ -146,8 +150,13 @@ export function whyReport(i: WhyInputs): WhyReport {
     summary.push(`claim ${n} is unbound: class ${className}, pool "${pool}", ${fsTypeOf(c.storageClass)}, asks ${showBytes(bytesOf(c.claim.spec?.resources?.requests?.['storage']))}${selected !== undefined ? `; the scheduler chose node ${selected} and the volume is being made there` : ''}`);
     if (c.storageClass.volumeBindingMode === 'WaitForFirstConsumer' && i.pods.length === 0) summary.push(`claim ${n} waits for a first consumer: no pod uses it yet, so nothing provisions it`);
   }
+  // One line per claim and reason, the newest text (a claim made again under its name has another Event).
+  const driver = new Map<string, string>();
+  for (const e of [...i.driverEvents].sort((a, b) => (eventTime(a) ?? '').localeCompare(eventTime(b) ?? ''))) {
+    driver.set(`${e.involvedObject?.name ?? ''}\0${e.reason ?? ''}`, `claim ${e.involvedObject?.name ?? ''}: ${e.reason ?? ''}: ${e.message ?? ''}`);
+  }
   return {
-    target: i.target, phase: i.phase, summary, scheduler: i.scheduler,
+    target: i.target, phase: i.phase, summary, scheduler: i.scheduler, driver: [...driver.values()],
     nodes: i.nodes.map((n) => verdict(i, n, registered)).sort((a, b) => a.node.localeCompare(b.node)),
   };
 }

@@ -61,6 +61,7 @@ const MODULE_FEATURES: Record<string, ApiFeature[]> = {
   'kube/leader-election.ts': ['node-loss'],
   'kube/node-events.ts': ['orphans', 'limit-reports'],
   'driver/cluster/node-loss/': ['node-loss'],
+  'driver/cluster/claim-reasons/': ['claim-reasons'],
   'driver/cluster/reservations/': ['pod-reservations'],
   'driver/cluster/orphans/': ['orphans'],
 };
@@ -134,10 +135,10 @@ test('api-permissions.ts lists every request the code makes, under the feature t
   }
 });
 
-test('every feature is installed somewhere, and only node-loss outside deploy/base', () => {
+test('every feature is installed somewhere, and only node-loss and the claim reasons its leader writes outside deploy/base', () => {
   const features = new Set(PERMISSIONS.map((p) => p.feature));
   assert.deepEqual([...features].sort(), Object.keys(FEATURE_INSTALL).sort());
-  assert.deepEqual(Object.entries(FEATURE_INSTALL).filter(([, place]) => place !== 'base').map(([f]) => f), ['node-loss']);
+  assert.deepEqual(Object.entries(FEATURE_INSTALL).filter(([, place]) => place !== 'base').map(([f]) => f), ['node-loss', 'claim-reasons']);
 });
 
 // --- deploy/base ------------------------------------------------------------------------------

@@ -101,6 +101,10 @@ describe('request encoding', () => {
     assert.equal(call(srv.last()), 'GET /api/v1/namespaces/ns/persistentvolumeclaims/c');
     await apis.storage.readStorageClass({ name: 'fast' });
     assert.equal(call(srv.last()), 'GET /apis/storage.k8s.io/v1/storageclasses/fast');
+    await apis.core.listPersistentVolumeClaimForAllNamespaces({ resourceVersion: '0' });
+    assert.equal(call(srv.last()), 'GET /api/v1/persistentvolumeclaims?resourceVersion=0');
+    await apis.storage.listStorageClass({ resourceVersion: '0' });
+    assert.equal(call(srv.last()), 'GET /apis/storage.k8s.io/v1/storageclasses?resourceVersion=0');
     await apis.coordination.readNamespacedLease({ namespace: 'lode', name: 'l' });
     assert.equal(call(srv.last()), 'GET /apis/coordination.k8s.io/v1/namespaces/lode/leases/l');
     for (const s of srv.seen) {

@@ -120,6 +120,11 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
     const out = await lode(['why', 'nowhere-data']);
     assert.match(out, /^pvc\/default\/nowhere-data: Pending\n/);
     assert.match(out, /scheduler: 0\/2 nodes are available: 2 node\(s\) did not have enough free storage/);
+    // The driver's leader said it on the claim, and kubectl describe shows the same Event.
+    assert.match(out, /\n  driver: claim nowhere-data: PoolNotOnAnyNode: no node has pool "nowhere", which class lode-nowhere names: the lode\.csi\.dev drivers of 2 node\(s\) \(node-1, node-2\) report no space for it/);
+    assert.equal(out.match(/driver: /g)?.length, 1, 'one line: one Event on the claim');
+    const describe = await run(['describe', 'pvc', 'nowhere-data']);
+    assert.match(describe.stdout, /Warning +PoolNotOnAnyNode +\S+ +lode\.csi\.dev\/claim-reasons +no node has pool "nowhere"/);
     const table = rows(out.split('\n\n')[1] ?? '');
     assert.deepEqual(table.slice(1), ['node-1', 'node-2'].map((n) => [n, 'no', 'no pool "nowhere" on this node (class lode-nowhere; the driver reports no space for it)']));
     // Asked through its pod, the same answer.
@@ -129,11 +134,14 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
   });
 
   it('why, an xfs claim smaller than xfs\'s minimum in pools with less than that free: below the filesystem\'s minimum, on each node', async () => {
-    const report = await json<{ target: string; phase: string; nodes: Array<{ node: string; fits: boolean; reason: string }> }>(['why', 'pod/xfs-app']);
+    const report = await json<{ target: string; phase: string; driver: string[]; nodes: Array<{ node: string; fits: boolean; reason: string }> }>(['why', 'pod/xfs-app']);
     assert.equal(report.phase, 'Pending');
     assert.deepEqual(report.nodes.map((v) => [v.node, v.fits]), [['node-1', false], ['node-2', false]]);
     for (const v of report.nodes) assert.match(v.reason, /^below the filesystem's minimum: xfs volumes take at least 300Mi \(claim small-xfs asks 64Mi\), pool "local" has \d+Mi free$/);
-    assert.match(await lode(['why', 'pvc/small-xfs']), /node-2 +no +below the filesystem's minimum/);
+    assert.deepEqual(report.driver.map((d) => d.split(': ').slice(0, 2).join(': ')), ['claim small-xfs: BelowFilesystemMinimum']);
+    const text = await lode(['why', 'pvc/small-xfs']);
+    assert.match(text, /node-2 +no +below the filesystem's minimum/);
+    assert.match(text, /\n  driver: claim small-xfs: BelowFilesystemMinimum: xfs volumes take at least 300Mi and this claim asks 64Mi/);
   });
 
   it('why, a running pod: scheduled, and the node its selector rules out', async () => {

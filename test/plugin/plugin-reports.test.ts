@@ -1,7 +1,7 @@
 // kubectl lode's pure parts: its command line, and the reports built from API objects for the cases a held run does not show (taints, cordons, pinned volumes, too little free, lost nodes).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass, V1Toleration } from '@kubernetes/client-node';
+import type { CoreV1Event, V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass, V1Toleration } from '@kubernetes/client-node';
 import { parseArgs, UsageError } from '../../src/plugin/plugin-args.js';
 import { table } from '../../src/plugin/plugin-output.js';
 import { statusReport } from '../../src/plugin/status.js';
@@ -66,7 +66,7 @@ describe('kubectl lode why, per node', () => {
 
   it('gives each node its first reason: cordon, taint, too little free, NotReady; and which nodes fit (a toleration lets one in)', () => {
     const c = claim('data', 'fast', '64Mi');
-    const r = whyReport({ driverName: DRIVER, target: 'pod/default/app', phase: 'Pending', pods: [pod('app', ['data'], [{ key: 'gpu', operator: 'Exists' }])], claims: [{ claim: c, storageClass: classes[0] }], nodes, csiNodes: [], capacities, pvs: [], scheduler: null });
+    const r = whyReport({ driverName: DRIVER, target: 'pod/default/app', phase: 'Pending', pods: [pod('app', ['data'], [{ key: 'gpu', operator: 'Exists' }])], claims: [{ claim: c, storageClass: classes[0] }], nodes, csiNodes: [], capacities, pvs: [], scheduler: null, driverEvents: [] });
     assert.deepEqual(r.nodes.map((v) => [v.node, v.fits, v.reason]), [
       ['a-cordoned', false, 'node is cordoned (unschedulable)'],
       ['b-tainted', false, 'taint dedicated=db:NoSchedule that pod app does not tolerate'],
@@ -84,7 +84,7 @@ describe('kubectl lode why, per node', () => {
     const r = whyReport({
       driverName: DRIVER, target: 'pod/default/app', phase: 'Pending', pods: [pod('app', ['old', 'new'])],
       claims: [{ claim: bound, storageClass: classes[0] }, { claim: fresh, storageClass: classes[0] }],
-      nodes: [node('c-small'), node('d-roomy')], csiNodes: [{ metadata: { name: 'd-roomy' }, spec: { drivers: [] } }], capacities, pvs: [pv('pv-old', 'd-roomy', 'fast', '10Mi')], scheduler: null,
+      nodes: [node('c-small'), node('d-roomy')], csiNodes: [{ metadata: { name: 'd-roomy' }, spec: { drivers: [] } }], capacities, pvs: [pv('pv-old', 'd-roomy', 'fast', '10Mi')], scheduler: null, driverEvents: [],
     });
     assert.deepEqual(r.nodes.map((v) => v.reason), [
       'volume of claim old (pv-old) is pinned to node d-roomy',
@@ -97,11 +97,24 @@ describe('kubectl lode why, per node', () => {
     const r = whyReport({
       driverName: DRIVER, target: 'pvc/default/x', phase: 'Pending', pods: [],
       claims: [{ claim: claim('x', 'ebs', '1Gi'), storageClass: { metadata: { name: 'ebs' }, provisioner: 'ebs.csi.aws.com' } }, { claim: claim('y', 'gone', '1Gi'), storageClass: undefined }],
-      nodes: [node('d-roomy')], csiNodes: [], capacities: [], pvs: [], scheduler: null,
+      nodes: [node('d-roomy')], csiNodes: [], capacities: [], pvs: [], scheduler: null, driverEvents: [],
     });
     assert.match(r.summary[0] ?? '', /class ebs is provisioned by ebs.csi.aws.com, not lode.csi.dev/);
     assert.match(r.summary[1] ?? '', /storage class "gone" does not exist/);
     assert.deepEqual(r.nodes.map((v) => v.fits), [true]);
+    assert.deepEqual(r.driver, []);
+  });
+
+  it('the driver\'s Warning Events on the claims, one line per claim and reason, the newest text', () => {
+    const ev = (name: string, reason: string, message: string, at: string): CoreV1Event => ({
+      metadata: { name: `${name}.x` }, involvedObject: { kind: 'PersistentVolumeClaim', name }, type: 'Warning', reason, message, lastTimestamp: new Date(at), source: { component: `${DRIVER}/claim-reasons` },
+    });
+    const r = whyReport({
+      driverName: DRIVER, target: 'pvc/default/x', phase: 'Pending', pods: [], claims: [{ claim: claim('x', 'fast', '1Gi'), storageClass: classes[0] }],
+      nodes: [node('d-roomy')], csiNodes: [], capacities, pvs: [], scheduler: null,
+      driverEvents: [ev('x', 'PoolNotOnAnyNode', 'newer', '2026-12-06T09:00:00Z'), ev('x', 'PoolNotOnAnyNode', 'older', '2026-12-06T08:00:00Z'), ev('x', 'BelowFilesystemMinimum', 'small', '2026-12-06T08:30:00Z')],
+    });
+    assert.deepEqual(r.driver, ['claim x: PoolNotOnAnyNode: newer', 'claim x: BelowFilesystemMinimum: small']);
   });
 });
 

@@ -20,7 +20,7 @@ export type WaitCondition =
   | { for: 'noPodsOn'; node: string }
   | { for: 'nodeCleared'; node: string }
   /** An Event with this reason written through the API (by a driver): awaited in wall time, the virtual clock standing still. */
-  | { for: 'event'; reason: string; involvedKind: string | undefined };
+  | { for: 'event'; reason: string; involvedKind: string | undefined; involvedName?: string };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
@@ -205,8 +205,12 @@ function parseWait(arg: unknown, where: string): Step {
       condition = { for: spec.for, node: spec.node };
       break;
     case 'event':
-      if (typeof spec.reason !== 'string') throw new ManifestError(`${where}: wait event: expected reason (and involvedKind)`);
-      condition = { for: 'event', reason: spec.reason, involvedKind: typeof spec.involvedKind === 'string' ? spec.involvedKind : undefined };
+      if (typeof spec.reason !== 'string') throw new ManifestError(`${where}: wait event: expected reason (and involvedKind, involvedName)`);
+      if (spec.involvedName !== undefined && typeof spec.involvedName !== 'string') throw new ManifestError(`${where}: wait event: involvedName must be a name`);
+      condition = {
+        for: 'event', reason: spec.reason, involvedKind: typeof spec.involvedKind === 'string' ? spec.involvedKind : undefined,
+        ...(typeof spec.involvedName === 'string' ? { involvedName: spec.involvedName } : {}),
+      };
       break;
     default:
       throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared, event`);

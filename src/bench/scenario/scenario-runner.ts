@@ -63,7 +63,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
         && store.list('PersistentVolume').every((pv) => pvNode(pv) !== c.node)
         && store.list('CSIStorageCapacity').every((k) => !Object.values(k.nodeTopology?.matchLabels ?? {}).includes(c.node));
     case 'event':
-      return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string } }>).some((e) => e.reason === c.reason && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind));
+      return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string; name?: string } }>).some((e) => e.reason === c.reason
+        && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind) && (c.involvedName === undefined || e.involvedObject?.name === c.involvedName));
     case 'settled': {
       // Settled: no object written and no event recorded for a quiet period of virtual time.
       const activity = store.writes - store.heartbeats + cluster.events.events.length;

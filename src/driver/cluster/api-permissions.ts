@@ -3,7 +3,7 @@ import { nodeLossLeaseName } from './node-loss/node-loss-options.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
-export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'orphans' | 'limit-reports';
+export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'claim-reasons' | 'orphans' | 'limit-reports';
 
 /**
  * Where a feature's roles ship. 'base': deploy/base, on with API access. A kustomize component
@@ -16,6 +16,8 @@ export const FEATURE_INSTALL: Readonly<Record<ApiFeature, 'base' | 'components/n
   orphans: 'base',
   'limit-reports': 'base',
   'node-loss': 'components/node-loss',
+  // It runs on the node-loss leader (one look for the cluster), which only the component elects.
+  'claim-reasons': 'components/node-loss',
 };
 
 export interface Permission {
@@ -48,6 +50,11 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'node-loss', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['get'], why: 'the per-class opt-in (parameter onNodeLoss: delete-claims)' },
   { feature: 'node-loss', group: 'storage.k8s.io', resource: 'csistoragecapacities', verbs: ['list', 'delete'], scope: 'own-namespace', why: 'delete the lost node\'s stale capacity objects' },
   { feature: 'node-loss', group: '', resource: 'events', verbs: ['create'], why: 'an Event on every object the handler touches, or would touch in dry run' },
+  { feature: 'claim-reasons', group: '', resource: 'persistentvolumeclaims', verbs: ['list'], why: 'the leader\'s look for waiting claims of the driver\'s classes' },
+  { feature: 'claim-reasons', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['list'], why: 'which classes are the driver\'s, the pool and filesystem each names' },
+  { feature: 'claim-reasons', group: 'storage.k8s.io', resource: 'csistoragecapacities', verbs: ['list'], scope: 'own-namespace', why: 'which nodes offer a class\'s pool, and their free space and largest volume' },
+  { feature: 'claim-reasons', group: '', resource: 'persistentvolumes', verbs: ['list'], why: 'a PV of a pool proves the pool on its node when no node offers space in it' },
+  { feature: 'claim-reasons', group: '', resource: 'events', verbs: ['create'], why: 'one Warning Event on a claim whose class\'s pool is on no node, or whose size is below its filesystem\'s minimum' },
   { feature: 'pod-reservations', group: '', resource: 'pods', verbs: ['get', 'list'], why: 'the pending pods using a claim being created; whether a pod holding a reservation still waits' },
   { feature: 'pod-reservations', group: '', resource: 'persistentvolumeclaims', verbs: ['get'], why: 'a pending pod\'s other claims: bound yet, selected node, size' },
   { feature: 'pod-reservations', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['get'], why: 'whether a sibling claim\'s class is this driver\'s, and its pool' },

@@ -1,9 +1,19 @@
-// Runs the node-loss handler on whichever node's driver holds the Lease, one pass per period, and stops it when leadership ends.
+// Runs the node-loss handler, and the other work done once for the cluster (leader passes), on whichever node's driver holds the Lease, one pass per period, and stops them when leadership ends.
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { LeaseElector } from '../../../kube/leader-election.js';
+import { describeApiError } from '../../../kube/kube-errors.js';
 import { log } from '../../../util/log.js';
 import { describePassError, NodeLossHandler, type NodeLossIdentity } from './node-loss-handler.js';
 import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js';
+
+/**
+ * More work for the node that holds the Lease, run after each node-loss pass: work that must be
+ * done once for the cluster, not once per node (claim reasons).
+ */
+export interface LeaderPass {
+  name: string;
+  pass(stopped: AbortSignal): Promise<unknown>;
+}
 
 export interface RunningNodeLoss {
   elector: LeaseElector;
@@ -19,7 +29,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: NodeLossOptions): RunningNodeLoss {
+export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: NodeLossOptions, leaderPasses: readonly LeaderPass[] = []): RunningNodeLoss {
   const closing = new AbortController();
   let work: Promise<void> = Promise.resolve();
   const elector = new LeaseElector(kube, {
@@ -36,6 +46,14 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
             await handler.pass(both);
           } catch (err) {
             log('warn', 'node loss: pass failed; the next one starts over', { error: describePassError(err) });
+          }
+          for (const extra of leaderPasses) {
+            if (both.aborted) break;
+            try {
+              await extra.pass(both);
+            } catch (err) {
+              log('warn', `${extra.name}: pass failed; the next one starts over`, { error: describeApiError(err, `${extra.name} pass`) });
+            }
           }
           await pause(options.periodMs, both);
         }
