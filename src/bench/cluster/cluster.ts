@@ -52,7 +52,7 @@ import { withKubeletConditions } from '../api/node-status.js';
 import { ApiServer } from '../apiserver/server.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { RealSidecars } from '../sidecars/real-sidecars.js';
-import { daemonSetIdentity } from '../sidecars/daemonset-args.js';
+import { daemonSetDriverEnv, daemonSetIdentity } from '../sidecars/daemonset-args.js';
 import { shippedVersion, type Component, type SidecarsMode } from '../sidecars/components.js';
 import { registerPlugin, waitForSocket } from '../sidecars/plugin-registration.js';
 
@@ -381,7 +381,8 @@ export class Cluster {
   private newDriver(name: string, poolsAnnotation: string): NodeDriver {
     return new NodeDriver({
       nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation),
-      ...(this.driverApi !== undefined && this.apiForDrivers ? { kubeconfig: this.driverApi.kubeconfig } : {}),
+      // With API access, the settings the DaemonSet gives its driver too (its features on and off as there).
+      ...(this.driverApi !== undefined && this.apiForDrivers ? { kubeconfig: this.driverApi.kubeconfig, env: daemonSetDriverEnv() } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
     });
   }
@@ -539,7 +540,6 @@ export class Cluster {
     for (const c of [n.provisioner, n.capacity, n.snapshotter, n.kubelet]) if (c !== undefined) this.runtime.unregister(c);
     // Its real sidecars go with the machine.
     if (this.realSidecars !== undefined) this.driverKills.push(this.realSidecars.stopNode(name));
-    n.driver.withoutApi();
     this.driverKills.push(n.driver.kill());
   }
 
