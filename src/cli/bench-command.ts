@@ -28,8 +28,10 @@ SCENARIO is a scenario file, or the name of a built-in one under scenarios/ (e.g
   --seed N          override the scenario's seed (same scenario + seed = same events)
   --provisioning M  distributed (external-provisioner on every node, the default) or central (one for
                     the cluster), overriding the scenario
-  --driver-api B    on or off: give every driver a kubeconfig for the run's own API (its API features,
-                    e.g. pod reservations, then work), overriding the scenario's driverApi
+  --driver-api B    on or off: whether every driver gets a kubeconfig for the run's own API, overriding
+                    the scenario's driverApi. On by default, as the DaemonSet runs it: its API features
+                    (e.g. pod reservations) work, with the DaemonSet's settings (node-loss handling off)
+  --upstream        the same as --driver-api off: drivers without API access, for upstream behaviour
   --sidecars S     reenacted (the bench's own csi-provisioner, csi-snapshotter, snapshot-controller and
                     registrar, the default) or real (the kubernetes-csi binaries from ../shared/tools/csi, or
                     LODE_CSI_TOOLS, per node with the DaemonSet's flags; the run is paced), overriding the scenario
@@ -86,7 +88,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: argv,
       options: {
-        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'driver-api': { type: 'string' }, sidecars: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
+        demo: { type: 'boolean' }, seed: { type: 'string' }, provisioning: { type: 'string' }, 'driver-api': { type: 'string' }, upstream: { type: 'boolean' }, sidecars: { type: 'string' }, 'work-dir': { type: 'string' }, json: { type: 'string' },
         events: { type: 'string' }, 'keep-work-dir': { type: 'boolean' }, hold: { type: 'boolean' }, api: { type: 'string' }, kubeconfig: { type: 'string' }, list: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -132,7 +134,11 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
     process.stderr.write(`lode bench: --driver-api must be on or off\n`);
     return 2;
   }
-  const driverApi = driverApiFlag === undefined ? undefined : driverApiFlag === 'on';
+  if (values.upstream && driverApiFlag === 'on') {
+    process.stderr.write(`lode bench: --upstream runs the drivers without API access; it cannot go with --driver-api on\n`);
+    return 2;
+  }
+  const driverApi = values.upstream ? false : driverApiFlag === undefined ? undefined : driverApiFlag === 'on';
   const sidecars = values.sidecars;
   if (sidecars !== undefined && sidecars !== 'real' && sidecars !== 'reenacted') {
     process.stderr.write(`lode bench: --sidecars must be real or reenacted\n`);
@@ -209,7 +215,7 @@ export async function runBenchCommand(argv: string[]): Promise<number> {
       mkdirSync(workRoot, { recursive: true });
       const workDir = join(workRoot, `run-${process.pid}-${results.length}`);
       const progress = new Progress(process.stderr, process.stderr.isTTY === true && !jsonToStdout);
-      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning${scenario.driverApi ? ', drivers with API access' : ''}${scenario.sidecars === 'real' ? ', real kubernetes-csi sidecars, paced' : ''}) ===`);
+      say(`\n=== ${scenario.name} (seed ${seed ?? scenario.seed}, ${scenario.provisioning} provisioning${scenario.driverApi ? ', drivers with API access' : ', drivers without API access (upstream)'}${scenario.sidecars === 'real' ? ', real kubernetes-csi sidecars, paced' : ''}) ===`);
       if (scenario.description) say(scenario.description);
       if (eventsMode === 'live') say(`\n${EVENT_HEADER}`);
       holding = values.hold === true ? new AbortController() : undefined;

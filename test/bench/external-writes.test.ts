@@ -1,4 +1,4 @@
-// Client writes enter between reconciles, in arrival order; a held runtime follows wall time and applies them as they come.
+// Client writes enter between reconciles, those queued together in their clients' order; a held runtime follows wall time and applies them as they come.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +40,24 @@ describe('ExternalWrites', () => {
     // The first reconcile saw no change under it; the client's write queued a second one, which saw it.
     assert.deepEqual(reader.seen, ['c:-->-', 'c:client->client']);
     assert.equal(rt.external.applied, 1);
+  });
+
+  it('applies writes queued together by their order (client, then request), whatever order they arrived in; ties keep arrival order', async () => {
+    const applied: string[] = [];
+    const run = async (arrivals: Array<[string, string]>): Promise<string[]> => {
+      applied.length = 0;
+      const rt = new Runtime(new VirtualClock());
+      const done = arrivals.map(([label, order]) => rt.external.submit(label, () => applied.push(label), order));
+      await rt.drain();
+      await Promise.all(done);
+      return [...applied];
+    };
+    // Two drivers starting side by side each post an Event: which request reaches the server first is chance.
+    const node1 = 'lode-driver/0.1.0 (node-1)\0create\0events';
+    const node2 = 'lode-driver/0.1.0 (node-2)\0create\0events';
+    assert.deepEqual(await run([['node-2 event', node2], ['node-1 event', node1]]), ['node-1 event', 'node-2 event']);
+    assert.deepEqual(await run([['node-1 event', node1], ['node-2 event', node2]]), ['node-1 event', 'node-2 event']);
+    assert.deepEqual(await run([['first', 'same'], ['second', 'same'], ['third', 'same']]), ['first', 'second', 'third']);
   });
 
   it('passes a write that throws back to its client and refuses writes once closed', async () => {

@@ -16,12 +16,12 @@ export const isRoot = typeof process.getuid === 'function' && process.getuid() =
 export const needsRoot = isRoot ? undefined : 'needs root: real drivers attach loop devices';
 
 /** Runs scenarios/<file> end to end, then asserts the run cleaned up after itself. */
-export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central'; sidecars?: 'real' | 'reenacted' } = {}, onCluster?: RunOptions['onCluster']): Promise<RunResult> {
+export async function runBuiltIn(file: string, seed?: number, overrides: { driverApi?: boolean; provisioning?: 'distributed' | 'central'; sidecars?: 'real' | 'reenacted' } = {}, onCluster?: RunOptions['onCluster'], onStep?: RunOptions['onStep']): Promise<RunResult> {
   const root = mkdtempSync('/tmp/lode-bench-test-');
   const workDir = join(root, 'run');
   const unmodelled = new UnmodelledFields();
   const scenario = loadScenario(join(SCENARIOS, file), unmodelled, { ...overrides, ...(seed === undefined ? {} : { seed }) });
-  const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }), ...(onCluster !== undefined ? { onCluster } : {}) });
+  const result = await runScenario(scenario, { workDir, unmodelled, ...(seed === undefined ? {} : { seed }), ...(onCluster !== undefined ? { onCluster } : {}), ...(onStep !== undefined ? { onStep } : {}) });
   assert.deepEqual(await mountsUnder(root), [], 'no mount left under the work dir');
   assert.deepEqual(await loopsUnder(root), [], 'no loop device left backed by the work dir');
   assert.equal(existsSync(workDir), false, 'work dir removed');
@@ -35,8 +35,8 @@ export async function runBuiltIn(file: string, seed?: number, overrides: { drive
 /**
  * Every request the run's drivers sent to its API (counted as external/lode-driver) is one
  * src/driver/cluster/api-permissions.ts lists, so the roles built from that list (deploy/base/rbac.yaml
- * for the default features, deploy/components/node-loss for node-loss handling, which the bench's
- * drivers run with its driver default, on; kept equal to it by test/deploy) let it through in a cluster.
+ * for the default features, deploy/components/node-loss for node-loss handling, which scenarios
+ * turn on with --node-loss on as that component does; kept equal to it by test/deploy) let it through in a cluster.
  */
 export function assertDriverRequestsPermitted(result: RunResult): void {
   const permitted = new Set(PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${v} ${p.resource}`)));

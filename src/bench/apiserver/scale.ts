@@ -5,7 +5,7 @@ import { applyPatch } from './patch/apply-patch.js';
 import { isPlainObject } from './patch/merge-patch.js';
 import { badRequest, conflict, invalid, notFound } from './status.js';
 import { toJson } from './wire.js';
-import type { WriteBackend, WriteTarget } from './writes.js';
+import { writeOrder, type WriteBackend, type WriteTarget } from './writes.js';
 
 /** Kinds with a scale subresource: the one scalable kind the bench models. */
 export function hasScale(r: ResourceType): boolean {
@@ -61,5 +61,5 @@ export async function writeScale(b: WriteBackend, t: WriteTarget, body: { put: u
     const written = b.store.modify('StatefulSet', name, t.namespace, (o) => { o.spec!.replicas = replicas; })!;
     b.events.record(`api/${t.client}`, { kind: 'StatefulSet', metadata: { name, ...(t.namespace ? { namespace: t.namespace } : {}) } }, 'Normal', 'ApiWrite', `scale statefulsets/scale ${t.namespace}/${name} to ${replicas} by ${t.client}`);
     return scaleOf(written);
-  });
+  }, writeOrder(t, 'scale', name));
 }

@@ -321,7 +321,7 @@ export class ApiServer {
     const dryRun = q.getAll('dryRun').includes('All');
     const writing = method === 'POST' || method === 'PUT' || method === 'PATCH';
     const target: WriteTarget = {
-      r, namespace, name: p.name, subresource: p.subresource, client, dryRun, displayShiftMs: this.shiftMs,
+      r, namespace, name: p.name, subresource: p.subresource, client, userAgent: req.headers['user-agent'] ?? '', dryRun, displayShiftMs: this.shiftMs,
       fieldValidation: writing ? fieldValidationOf(q) : 'Warn', warnings: [],
     };
     // Built-in kinds have a protobuf form; custom resources are JSON only, as for a real server.

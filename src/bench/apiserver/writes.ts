@@ -17,7 +17,7 @@ import { checkBodyFields, checkPatchedFields, type FieldValidation } from './fie
 export interface WriteBackend {
   store: ObjectStore;
   events: EventLog;
-  external: { submit<T>(label: string, write: () => T): Promise<T> };
+  external: { submit<T>(label: string, write: () => T, order?: string): Promise<T> };
   driverName: string;
 }
 
@@ -28,6 +28,8 @@ export interface WriteTarget {
   subresource: string | undefined;
   /** The User-Agent's first token: who wrote, in the event log. */
   client: string;
+  /** The whole User-Agent (a Lode driver's names its node): orders writes that arrive together. */
+  userAgent: string;
   dryRun: boolean;
   /** The clock's display shift: the stored object's Dates go to the client, and to patches, moved by it. */
   displayShiftMs: number;
@@ -39,6 +41,11 @@ export interface WriteTarget {
 
 type Obj = Record<string, unknown>;
 type Meta = { name?: string; namespace?: string; resourceVersion?: string; uid?: string; generateName?: string; finalizers?: string[]; ownerReferences?: { uid?: string }[]; deletionTimestamp?: unknown };
+
+/** Where a write goes among those queued with it (ExternalWrites.apply): by client, then request and object. */
+export function writeOrder(t: WriteTarget, verb: string, name: string): string {
+  return [t.userAgent, verb, t.r.plural, t.namespace ?? '', name].join('\0');
+}
 
 function meta(o: unknown): Meta {
   return ((o as Obj).metadata ?? {}) as Meta;
@@ -124,7 +131,7 @@ export async function createObject(b: WriteBackend, t: WriteTarget, body: unknow
     const created = b.store.create(t.r.kind, next as AnyObject);
     record(b, t, 'create', created);
     return typed(t.r, created);
-  });
+  }, writeOrder(t, 'create', name !== '' ? name : m.generateName ?? ''));
 }
 
 /** A Lode PV without provisioned-by stands for a volume the bench makes when a scenario applies it; an API client would get a PV naming no volume. */
@@ -206,7 +213,7 @@ export async function updateObject(b: WriteBackend, t: WriteTarget, body: unknow
   const o = structuredClone(asObject(body));
   checkType(t.r, o);
   t.warnings.push(...checkBodyFields(t.r, o, t.fieldValidation));
-  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), o));
+  return b.external.submit(`update ${t.r.plural}`, () => commit(b, t, 'update', name, current(b, t, name), o), writeOrder(t, 'update', name));
 }
 
 /** A patch body as JSON when it is JSON (to quote it in an error), else its text. */
@@ -236,7 +243,7 @@ export async function patchObject(b: WriteBackend, t: WriteTarget, contentType: 
     const input = patched as Obj;
     if (patchedRv === original) delete (input.metadata as Meta).resourceVersion;
     return commit(b, t, 'patch', name, cur, input);
-  });
+  }, writeOrder(t, 'patch', name));
 }
 
 export interface DeleteOptions {
@@ -322,7 +329,7 @@ function deleteOne(b: WriteBackend, t: WriteTarget, name: string, opts: DeleteOp
 export async function deleteObject(b: WriteBackend, t: WriteTarget, opts: DeleteOptions): Promise<DeleteResult> {
   const name = needName(t);
   if (t.subresource !== undefined) throw methodNotAllowed();
-  return b.external.submit(`delete ${t.r.plural}`, () => deleteOne(b, t, name, opts));
+  return b.external.submit(`delete ${t.r.plural}`, () => deleteOne(b, t, name, opts), writeOrder(t, 'delete', name));
 }
 
 /** deletecollection: every selected object, each as a single delete would, answered with a Success Status. */
@@ -335,5 +342,5 @@ export async function deleteCollection(b: WriteBackend, t: WriteTarget, opts: De
       items.push(r.body);
     }
     return { code: 200, body: { kind: `${t.r.kind}List`, apiVersion: t.r.apiVersion, metadata: { resourceVersion: b.store.resourceVersion }, items } };
-  });
+  }, writeOrder(t, 'deletecollection', ''));
 }

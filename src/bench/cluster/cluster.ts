@@ -52,7 +52,7 @@ import { withKubeletConditions } from '../api/node-status.js';
 import { ApiServer } from '../apiserver/server.js';
 import { writeKubeconfig } from '../apiserver/kubeconfig.js';
 import { RealSidecars } from '../sidecars/real-sidecars.js';
-import { daemonSetIdentity } from '../sidecars/daemonset-args.js';
+import { daemonSetDriverEnv, daemonSetIdentity } from '../sidecars/daemonset-args.js';
 import { shippedVersion, type Component, type SidecarsMode } from '../sidecars/components.js';
 import { registerPlugin, waitForSocket } from '../sidecars/plugin-registration.js';
 
@@ -138,8 +138,11 @@ export class Cluster {
   private readonly driverStarts = new DriverStarts();
   /** The API the drivers reach (driverApi), and the kubeconfig in the work dir that names it. */
   private driverApi: { server: ApiServer; kubeconfig: string } | undefined;
-  /** Whether the drivers get the API's kubeconfig (driverApi), rather than only the real sidecars. */
-  private apiForDrivers = false;
+  /**
+   * With driverApi, the settings the DaemonSet gives its driver (daemonSetDriverEnv), read once
+   * before any driver starts; undefined while the drivers get no API access.
+   */
+  private driverEnv: Record<string, string> | undefined;
   readonly sidecars: SidecarsMode;
   private realSidecars: RealSidecars | undefined;
   /** Unexpected exits of real sidecar processes (each was started again). */
@@ -245,12 +248,13 @@ export class Cluster {
 
   /**
    * Serves this cluster's API on a free loopback port and writes a kubeconfig for it into
-   * the work dir, before any driver starts, so drivers given `--kubeconfig` find it at start.
-   * A driver's reads are answered from the store while the runtime awaits its CSI call, so
-   * the run stays as deterministic as without it.
+   * the work dir, before any driver starts, so drivers given `--kubeconfig` find it at start;
+   * each driver also gets the DaemonSet's settings (a DaemonSet the bench cannot follow fails
+   * here, before any driver starts). A driver's reads are answered from the store while the
+   * runtime awaits its CSI call, so the run stays as deterministic as without it.
    */
   async startDriverApi(): Promise<string> {
-    this.apiForDrivers = true;
+    this.driverEnv = daemonSetDriverEnv();
     return this.startApi();
   }
 
@@ -381,7 +385,8 @@ export class Cluster {
   private newDriver(name: string, poolsAnnotation: string): NodeDriver {
     return new NodeDriver({
       nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation),
-      ...(this.driverApi !== undefined && this.apiForDrivers ? { kubeconfig: this.driverApi.kubeconfig } : {}),
+      // With API access, the settings the DaemonSet gives its driver too (its features on and off as there).
+      ...(this.driverApi !== undefined && this.driverEnv !== undefined ? { kubeconfig: this.driverApi.kubeconfig, env: this.driverEnv } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
     });
   }
@@ -539,7 +544,6 @@ export class Cluster {
     for (const c of [n.provisioner, n.capacity, n.snapshotter, n.kubelet]) if (c !== undefined) this.runtime.unregister(c);
     // Its real sidecars go with the machine.
     if (this.realSidecars !== undefined) this.driverKills.push(this.realSidecars.stopNode(name));
-    n.driver.withoutApi();
     this.driverKills.push(n.driver.kill());
   }
 

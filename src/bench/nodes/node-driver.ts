@@ -27,8 +27,13 @@ export interface NodeDriverOptions {
   startTimeoutMs?: number;
   /** False for a node without Lode pools: no process, kubelet finds no driver registered. */
   installed?: boolean;
-  /** The run's kubeconfig when the scenario gives drivers API access (`driverApi: true`). */
+  /** The run's kubeconfig when the scenario gives drivers API access (`driverApi`, the default). */
   kubeconfig?: string;
+  /**
+   * Settings the DaemonSet gives the driver as environment variables (its API features: e.g.
+   * LODE_NODE_LOSS=off), set with the kubeconfig only; flags win over them in the driver.
+   */
+  env?: Readonly<Record<string, string>>;
   /** More driver flags, appended after the bench's own (a scenario's `driverFlags`). */
   extraArgs?: readonly string[];
 }
@@ -59,15 +64,13 @@ export class NodeDriver {
     return join(this.opts.nodeDir, 'pools', pool);
   }
 
-  /** Set once the node is lost: a start after that (the bench's cleanup) is not part of the cluster and gets no API access. */
-  private offApi = false;
-
-  withoutApi(): void {
-    this.offApi = true;
-  }
-
   get running(): boolean {
     return this.child !== undefined;
+  }
+
+  /** The running process's id (undefined while down), so a caller can read what it was started with from /proc. */
+  get pid(): number | undefined {
+    return this.child?.pid;
   }
 
   /** The CSI client of the running process; throws UNAVAILABLE-like when the driver is down. */
@@ -111,12 +114,19 @@ export class NodeDriver {
       args.push('--pool', `${p.name}=${this.poolDir(p.name)},backend=${p.backend},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
     }
     args.push('--target-root', this.kubeletDir);
-    if (this.opts.kubeconfig !== undefined && !this.offApi) args.push('--kubeconfig', this.opts.kubeconfig);
+    // Every start, the first and each after a kill (a driver restart, a lost node's cleanup at
+    // teardown), has the same command line and environment: a scenario's driverFlags may need
+    // the API (--node-loss on, --orphan-check), and a driver started without it would refuse them.
+    // A lost node's driver started again at teardown cannot act on the cluster through it: the
+    // run's API takes no more writes by then (Cluster.teardown).
+    const kubeconfig = this.opts.kubeconfig;
+    if (kubeconfig !== undefined) args.push('--kubeconfig', kubeconfig);
     args.push(...(this.opts.extraArgs ?? []));
     this.log ??= createWriteStream(join(this.opts.nodeDir, 'driver.log'), { flags: 'a' });
     // Own process group: a Ctrl-C at the terminal reaches the bench, which then tears down
     // through the still-running drivers, instead of killing them mid-teardown.
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const env = kubeconfig !== undefined && this.opts.env !== undefined ? { ...process.env, ...this.opts.env } : process.env;
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };

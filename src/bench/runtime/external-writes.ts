@@ -1,10 +1,11 @@
-// Writes from API clients, held until the runtime is between two reconciles and applied there, in arrival order.
+// Writes from API clients, held until the runtime is between two reconciles and applied there, those queued together in an order of the clients' own.
 
 /** The run is over (or tearing down): no more client writes are taken. */
 export class RunOverError extends Error {}
 
 interface PendingWrite {
   label: string;
+  order: string;
   write: () => unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
@@ -25,11 +26,14 @@ export class ExternalWrites {
   /** Writes applied so far. */
   applied = 0;
 
-  /** Queues `write`; resolves with its result once applied (or rejects with what it threw). */
-  submit<T>(label: string, write: () => T): Promise<T> {
+  /**
+   * Queues `write`; resolves with its result once applied (or rejects with what it threw).
+   * `order` places it among the writes queued with it (see apply).
+   */
+  submit<T>(label: string, write: () => T, order = ''): Promise<T> {
     if (this.closedReason !== undefined) return Promise.reject(new RunOverError(this.closedReason));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ label, write, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ label, order, write, resolve: resolve as (value: unknown) => void, reject });
       this.wakeUp();
     });
   }
@@ -38,9 +42,15 @@ export class ExternalWrites {
     return this.pending.length;
   }
 
-  /** Applies every queued write in arrival order; returns how many were applied. */
+  /**
+   * Applies every queued write; returns how many were applied. Writes queued together were in
+   * flight at once, and which reached the server first is wall-time chance (two drivers
+   * starting side by side each post an Event): they are applied by their `order` (the client,
+   * then the request), ties in arrival order, so a run does not depend on that chance. A
+   * client's own writes keep their order: one it sent after an answer was never queued with it.
+   */
   apply(): number {
-    const batch = this.pending;
+    const batch = this.pending.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
     this.pending = [];
     for (const p of batch) {
       try {

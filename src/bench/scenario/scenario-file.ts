@@ -53,7 +53,10 @@ export interface Scenario {
    * time (drivers with API access: leases, watches) get real time to act; off by default.
    */
   paced?: boolean;
-  /** Drivers get a kubeconfig for the run's own API (`driverApi: true`), so their API features are on. */
+  /**
+   * Drivers get a kubeconfig for the run's own API, so their API features are on as in the
+   * DaemonSet (the default); `driverApi: false` runs them without, to show upstream behaviour.
+   */
   driverApi?: boolean;
   /** Flags appended to every driver's command line (`driverFlags`). */
   driverFlags?: string[];
@@ -98,7 +101,8 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   rawSteps.forEach((raw, i) => steps.push(parseStep(raw, `${path}: steps[${i}]`, dir, unmodelled)));
   const provisioning = overrides.provisioning ?? doc.provisioning ?? 'distributed';
   if (provisioning !== 'distributed' && provisioning !== 'central') throw new ManifestError(`${path}: provisioning: must be distributed or central, not ${JSON.stringify(provisioning)}`);
-  const driverApi = overrides.driverApi ?? doc.driverApi ?? false;
+  // As the DaemonSet runs the driver: with API access unless the scenario (or --upstream) says otherwise.
+  const driverApi = overrides.driverApi ?? doc.driverApi ?? true;
   if (typeof driverApi !== 'boolean') throw new ManifestError(`${path}: driverApi: must be true or false, not ${JSON.stringify(driverApi)}`);
   const sidecars = overrides.sidecars ?? doc.sidecars ?? 'reenacted';
   if (sidecars !== 'reenacted' && sidecars !== 'real') throw new ManifestError(`${path}: sidecars: must be reenacted or real, not ${JSON.stringify(sidecars)}`);

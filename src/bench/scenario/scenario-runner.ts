@@ -186,7 +186,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
-    driverApi: scenario.driverApi === true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
+    driverApi: scenario.driverApi ?? true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
   });
   cluster.runtime.signal = opts.signal;
   // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.
@@ -198,7 +198,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   let failure: unknown;
   let result: RunResult | undefined;
   try {
-    if (scenario.driverApi) await cluster.startDriverApi();
+    if (scenario.driverApi ?? true) await cluster.startDriverApi();
     await cluster.startRealSidecars();
     for (const [i, step] of scenario.steps.entries()) {
       if (opts.signal?.aborted) throw new Error('interrupted');

@@ -1,4 +1,4 @@
-// The sidecars' flags as deploy/base/daemonset.yaml gives them, adapted to one bench node the way kubelet would run the container there.
+// The containers' flags and settings as deploy/base/daemonset.yaml gives them, adapted to one bench node the way kubelet would run the container there.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 
 export const DAEMONSET_PATH = path.resolve(fileURLToPath(new URL('../../../../deploy/base/daemonset.yaml', import.meta.url)));
 
-interface Container { name: string; args?: string[]; env?: Array<{ name: string }> }
+interface Container { name: string; args?: string[]; env?: Array<{ name: string; value?: unknown }> }
 interface DaemonSet { metadata?: { name?: string; namespace?: string }; spec?: { template?: { spec?: { containers?: Container[] } } } }
 
 /** Where the rendered DaemonSet runs: its name and namespace, what the sidecars' env and owner lookups name. */
@@ -49,4 +49,37 @@ export function daemonSetEnvNames(container: string, file = DAEMONSET_PATH): str
   const ds = parseYaml(readFileSync(file, 'utf8')) as DaemonSet;
   const c = (ds.spec?.template?.spec?.containers ?? []).find((x) => x.name === container);
   return (c?.env ?? []).map((e) => e.name);
+}
+
+/**
+ * The driver's settings that place it on a node, given by the bench per node as flags (its
+ * socket, node, pools, kubelet directory), and two it cannot take on one machine: a fixed
+ * metrics port every node would share, and the pod's service account (the bench's drivers get
+ * the run's kubeconfig instead).
+ */
+const DRIVER_PLACEMENT = new Set([
+  'LODE_ENDPOINT', 'LODE_NODE_ID', 'LODE_DRIVER_NAME', 'LODE_TARGET_ROOTS', 'LODE_POOLS', 'LODE_POOL_CONFIG', 'LODE_POOL_ROOT',
+  'LODE_METRICS_ADDRESS', 'LODE_IN_CLUSTER', 'LODE_KUBECONFIG',
+]);
+
+/**
+ * The rest of the driver container's literal settings (env with a `value`), which choose its
+ * features: the bench gives its drivers the same, so a run shows what the DaemonSet turns on and
+ * off (LODE_NODE_LOSS=off in base). POD_NAMESPACE, a field reference there, is the DaemonSet's
+ * namespace. Throws on a value that refers to another variable: the bench would not expand it
+ * as kubelet does.
+ */
+export function daemonSetDriverEnv(container = 'lode', file = DAEMONSET_PATH): Record<string, string> {
+  const ds = parseYaml(readFileSync(file, 'utf8')) as DaemonSet;
+  const c = (ds.spec?.template?.spec?.containers ?? []).find((x) => x.name === container);
+  if (c === undefined) throw new Error(`${file}: no container "${container}" in the DaemonSet`);
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) {
+    if (e.name === 'POD_NAMESPACE') env[e.name] = ds.metadata?.namespace ?? 'lode-system';
+    if (DRIVER_PLACEMENT.has(e.name) || e.value === undefined) continue;
+    if (typeof e.value !== 'string') throw new Error(`${file}: ${container} env ${e.name}: the value must be a string (quoted in YAML), not ${JSON.stringify(e.value)}`);
+    if (e.value.includes('$(')) throw new Error(`${file}: ${container} env ${e.name}: "${e.value}" refers to another variable, which the bench does not expand`);
+    env[e.name] = e.value;
+  }
+  return env;
 }
