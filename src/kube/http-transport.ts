@@ -34,6 +34,12 @@ export interface ApiRequest {
   contentType?: string;
 }
 
+/** One event of a watch stream: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, and its object (a Status for ERROR). */
+export interface WatchEvent {
+  type: string;
+  object: Record<string, unknown>;
+}
+
 export interface TransportOptions {
   userAgent: string;
   maxResponseBytes?: number;
@@ -50,15 +56,7 @@ export class HttpTransport {
     // Keep-alive: the driver's requests come in bursts (a node loss, a pod's claims), and one
     // connection reused saves a TLS handshake each. Idle sockets do not keep the process up.
     const common = { keepAlive: true, maxSockets: 16, timeout: 60_000 };
-    this.agent = this.base.protocol === 'https:'
-      ? new https.Agent({
-        ...common,
-        ...(creds.ca ? { ca: creds.ca } : {}),
-        ...(creds.cert && creds.key ? { cert: creds.cert, key: creds.key } : {}),
-        ...(creds.tlsServerName ? { servername: creds.tlsServerName } : {}),
-        rejectUnauthorized: !creds.insecureSkipTlsVerify,
-      })
-      : new http.Agent(common);
+    this.agent = this.base.protocol === 'https:' ? new https.Agent({ ...common, ...this.tlsOptions() }) : new http.Agent(common);
   }
 
   /** Sends the request; resolves with the parsed answer, or rejects with KubeApiError for a non-2xx status. */
@@ -80,13 +78,52 @@ export class HttpTransport {
     return parsed as T;
   }
 
+  /**
+   * A watch (`watch=true` in the query): calls `onEvent` with each event of the stream as it
+   * arrives, and resolves when the server ends the stream (at the request's timeoutSeconds).
+   * Rejects with KubeApiError for a non-2xx status, or when one event is larger than an answer
+   * may be. Cancelled by the requestSignal it runs under, like any request.
+   */
+  async watch(req: ApiRequest, onEvent: (event: WatchEvent) => void): Promise<void> {
+    const what = `WATCH ${req.path}`;
+    let lines = '';
+    const failed = await this.sendStreaming(req, (chunk, stop) => {
+      lines += chunk;
+      if (lines.length > this.maxBytes) {
+        stop(new KubeResponseTooLargeError(`${what}: an event larger than ${this.maxBytes} bytes, more than the driver keeps; the watch is dropped`));
+        return;
+      }
+      let nl: number;
+      while ((nl = lines.indexOf('\n')) >= 0) {
+        const line = lines.slice(0, nl).trim();
+        lines = lines.slice(nl + 1);
+        if (line === '') continue;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          stop(new Error(`${what}: the API server sent an event that is not JSON`));
+          return;
+        }
+        shapeAnswer(parsed);
+        const e = parsed as { type?: unknown; object?: unknown };
+        if (typeof e.type !== 'string' || typeof e.object !== 'object' || e.object === null) {
+          stop(new Error(`${what}: the API server sent an event without a type or an object`));
+          return;
+        }
+        onEvent({ type: e.type, object: e.object as Record<string, unknown> });
+      }
+    });
+    if (failed !== undefined) throw new KubeApiError(failed.status, failed.text, what);
+  }
+
   /** Closes every connection, idle or in use (the tests end their transports with it). */
   close(): void {
     this.agent.destroy();
   }
 
-  private send(req: ApiRequest, body: Buffer | undefined): Promise<{ status: number; text: string }> {
-    const signal = requestSignal.getStore();
+  /** The URL and headers of a request, credentials included. */
+  private prepare(req: ApiRequest, body: Buffer | undefined): { url: URL; headers: http.OutgoingHttpHeaders } {
     const url = new URL(this.base.href.replace(/\/$/, '') + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: http.OutgoingHttpHeaders = { 'User-Agent': this.options.userAgent, Accept: 'application/json' };
@@ -97,6 +134,66 @@ export class HttpTransport {
     const token = this.creds.token?.value();
     if (token) headers.Authorization = `Bearer ${token}`;
     else if (this.creds.basic) headers.Authorization = `Basic ${Buffer.from(`${this.creds.basic.username}:${this.creds.basic.password}`).toString('base64')}`;
+    return { url, headers };
+  }
+
+  /**
+   * A GET whose 2xx body is handed over chunk by chunk as it arrives (a watch). Resolves
+   * undefined when the body ends, or the status and body of a non-2xx answer; rejects when the
+   * consumer stops it with an error, or on a transport error or cancellation.
+   */
+  private sendStreaming(req: ApiRequest, onChunk: (text: string, stop: (err: Error) => void) => void): Promise<{ status: number; text: string } | undefined> {
+    const signal = requestSignal.getStore();
+    const { url, headers } = this.prepare(req, undefined);
+    const what = `WATCH ${req.path}`;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new Error(`${what}: cancelled`));
+        return;
+      }
+      const send = url.protocol === 'https:' ? https.request : http.request;
+      // No agent: a watch holds its connection for minutes, which must not take one of the
+      // pooled sockets the driver's short requests share.
+      const r = send(url, { method: 'GET', headers, ...(signal ? { signal } : {}), ...this.tlsOptions() }, (res) => {
+        const status = res.statusCode ?? 0;
+        res.setEncoding('utf8');
+        if (status < 200 || status > 299) {
+          let text = '';
+          res.on('data', (c: string) => { if (text.length < 65_536) text += c; });
+          res.on('end', () => resolve({ status, text }));
+          res.on('error', reject);
+          return;
+        }
+        let stopped = false;
+        const stop = (err: Error): void => {
+          stopped = true;
+          reject(err);
+          r.destroy();
+        };
+        res.on('data', (c: string) => { if (!stopped) onChunk(c, stop); });
+        res.on('end', () => { if (!stopped) resolve(undefined); });
+        res.on('error', (err) => { if (!stopped) reject(err); });
+      });
+      r.on('error', (err) => reject(err.name === 'AbortError' ? new Error(`${what}: cancelled`) : err));
+      r.end();
+    });
+  }
+
+  /** The TLS settings: the pooled agent's, and a watch's, which goes without the agent. */
+  private tlsOptions(): Pick<https.AgentOptions, 'ca' | 'cert' | 'key' | 'servername' | 'rejectUnauthorized'> {
+    if (this.base.protocol !== 'https:') return {};
+    const creds = this.creds;
+    return {
+      ...(creds.ca ? { ca: creds.ca } : {}),
+      ...(creds.cert && creds.key ? { cert: creds.cert, key: creds.key } : {}),
+      ...(creds.tlsServerName ? { servername: creds.tlsServerName } : {}),
+      rejectUnauthorized: !creds.insecureSkipTlsVerify,
+    };
+  }
+
+  private send(req: ApiRequest, body: Buffer | undefined): Promise<{ status: number; text: string }> {
+    const signal = requestSignal.getStore();
+    const { url, headers } = this.prepare(req, body);
     const what = `${req.method} ${req.path}`;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) {

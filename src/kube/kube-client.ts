@@ -36,6 +36,14 @@ export class KubeClient {
       clearTimeout(timer);
     }
   }
+
+  /**
+   * Runs one long request (a watch) until it ends or `signal` aborts, which cancels it: no
+   * bound in time, since a watch is meant to stay open; the server ends it at its timeoutSeconds.
+   */
+  streaming<T>(call: (apis: KubeApis) => Promise<T>, signal: AbortSignal): Promise<T> {
+    return requestSignal.run(signal, () => call(this.apis));
+  }
 }
 
 /**

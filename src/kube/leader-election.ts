@@ -41,6 +41,11 @@ export interface LeaseElectorOptions {
   onLeading: (stopped: AbortSignal) => void;
 }
 
+/** As client-go's reflectors do: a watch asks the server to end it after 5 to 10 minutes, at random, so the watches of many nodes do not all come back at once. */
+function watchTimeoutSeconds(): number {
+  return 300 + Math.floor(Math.random() * 300);
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -63,6 +68,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export class LeaseElector {
   private observed: { key: string; atMs: number } | undefined;
+  /** The lease as last read while another candidate held it: where a follower's watch starts. */
+  private seen: V1Lease | undefined;
   /** The lease as this candidate last wrote it, while it leads: renewals update it directly. */
   private held: V1Lease | undefined;
   private leading: AbortController | undefined;
@@ -107,6 +114,10 @@ export class LeaseElector {
       } else if (this.leading && this.held === undefined) {
         this.stepDown('another candidate holds the lease');
       }
+      // A follower waits on a watch of the lease instead of reading it every retry period.
+      const seen = this.seen;
+      this.seen = undefined;
+      if (!this.leading && seen !== undefined && (await this.follow(seen)) === 'look') continue;
       await sleep(retryPeriodMs, this.stop.signal);
     }
   }
@@ -140,17 +151,88 @@ export class LeaseElector {
         if (!isNotFound(err)) throw err;
         return await this.create();
       }
-      const spec = current.spec ?? {};
-      const holder = spec.holderIdentity ?? '';
-      const key = `${holder}|${spec.renewTime ? new Date(spec.renewTime).getTime() : ''}|${current.metadata?.resourceVersion ?? ''}`;
-      if (this.observed?.key !== key) this.observed = { key, atMs: Date.now() };
-      const durationMs = (spec.leaseDurationSeconds ?? this.o.timings.leaseDurationSeconds) * 1000;
-      if (holder !== '' && holder !== this.o.identity && Date.now() - this.observed.atMs < durationMs) return false;
+      const holder = current.spec?.holderIdentity ?? '';
+      const observed = this.observe(current);
+      if (holder !== '' && holder !== this.o.identity && Date.now() - observed.atMs < this.durationMs(current)) {
+        this.seen = current;
+        return false;
+      }
       return await this.write(current, holder !== this.o.identity);
     } catch (err) {
       log('warn', 'leader election: lease request failed', { lease: `${namespace}/${name}`, error: describeApiError(err, `lease ${namespace}/${name}`) });
       return false;
     }
+  }
+
+  /** Notes when this candidate last saw the lease change (holder, renewal or version), on its own clock. */
+  private observe(lease: V1Lease): { key: string; atMs: number } {
+    const spec = lease.spec ?? {};
+    const key = `${spec.holderIdentity ?? ''}|${spec.renewTime ? new Date(spec.renewTime).getTime() : ''}|${lease.metadata?.resourceVersion ?? ''}`;
+    if (this.observed?.key !== key) this.observed = { key, atMs: Date.now() };
+    return this.observed;
+  }
+
+  private durationMs(lease: V1Lease): number {
+    return (lease.spec?.leaseDurationSeconds ?? this.o.timings.leaseDurationSeconds) * 1000;
+  }
+
+  /**
+   * A follower's wait, from the lease it last read: one watch of the lease held open (renewed
+   * from where it was when the server ends it) instead of a read every retry period, so a
+   * follower makes no steady requests, however many nodes stand. 'look' when the lease should
+   * be read again now: it expired unrenewed on this candidate's clock, was released or deleted,
+   * or the server lost the watch's place (410 Gone). 'failed' when the watch cannot run (no
+   * watch permission, an old component's role): the caller reads every retry period, as before.
+   */
+  private async follow(seen: V1Lease): Promise<'look' | 'failed' | 'stopped'> {
+    const { namespace, name } = this.o;
+    let resourceVersion = seen.metadata?.resourceVersion;
+    let durationMs = this.durationMs(seen);
+    while (!this.stop.signal.aborted) {
+      const watching = new AbortController();
+      const onStop = (): void => watching.abort();
+      this.stop.signal.addEventListener('abort', onStop, { once: true });
+      let look = false;
+      let timer: NodeJS.Timeout | undefined;
+      const lookNow = (): void => {
+        look = true;
+        watching.abort();
+      };
+      const untilExpiry = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(lookNow, Math.max(0, (this.observed?.atMs ?? Date.now()) + durationMs - Date.now()));
+      };
+      untilExpiry();
+      const started = Date.now();
+      try {
+        await this.kube.streaming((a) => a.coordination.watchNamespacedLease({
+          namespace, fieldSelector: `metadata.name=${name}`, timeoutSeconds: watchTimeoutSeconds(), allowWatchBookmarks: true,
+          ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+        }, (event) => {
+          if (event.type === 'ERROR') return lookNow();
+          const lease = event.object as V1Lease;
+          resourceVersion = lease.metadata?.resourceVersion ?? resourceVersion;
+          if (event.type === 'BOOKMARK') return;
+          if (event.type === 'DELETED' || (lease.spec?.holderIdentity ?? '') === '') return lookNow();
+          this.observe(lease);
+          durationMs = this.durationMs(lease);
+          untilExpiry();
+        }), watching.signal);
+      } catch (err) {
+        if (!look && !this.stop.signal.aborted) {
+          log('warn', 'leader election: cannot watch the lease; reading it every retry period instead', { lease: `${namespace}/${name}`, error: describeApiError(err, `watch lease ${namespace}/${name}`) });
+          return 'failed';
+        }
+      } finally {
+        clearTimeout(timer);
+        this.stop.signal.removeEventListener('abort', onStop);
+      }
+      if (this.stop.signal.aborted) return 'stopped';
+      if (look) return 'look';
+      // The server ended the watch at its timeout; one that ends at once is not a working watch.
+      if (Date.now() - started < this.o.timings.retryPeriodMs) return 'failed';
+    }
+    return 'stopped';
   }
 
   private spec(now: Date, acquired: boolean, previous: V1Lease['spec']): NonNullable<V1Lease['spec']> {

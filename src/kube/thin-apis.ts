@@ -1,6 +1,6 @@
 // The API calls the driver makes, each as a path and a verb on the transport, with client-node's own method names, parameters and result types.
 import type { CoordinationV1Api, CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
-import type { HttpTransport, QueryValue } from './http-transport.js';
+import type { HttpTransport, QueryValue, WatchEvent } from './http-transport.js';
 
 /**
  * Only the methods the driver calls: a new call site fails to compile until its method is
@@ -13,7 +13,17 @@ export type CoreApi = Pick<CoreV1Api,
   | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim' | 'listPersistentVolumeClaimForAllNamespaces'
   | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
 export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass' | 'listNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
-export type CoordinationApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+/** A watch of the namespace's Leases (one, by a metadata.name field selector), events handed over as they come. */
+export interface LeaseWatchParams {
+  namespace: string;
+  fieldSelector: string;
+  resourceVersion?: string;
+  timeoutSeconds: number;
+  allowWatchBookmarks?: boolean;
+}
+export type CoordinationApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'> & {
+  watchNamespacedLease(p: LeaseWatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+};
 
 /** The APIs the driver's features use; each feature documents the RBAC it needs (docs/api-access.md). */
 export interface KubeApis {
@@ -77,6 +87,7 @@ export function thinApis(t: HttpTransport): KubeApis {
     readNamespacedLease: (p) => t.request({ method: 'GET', path: `${COORDINATION}/namespaces/${seg(p.namespace)}/leases/${seg(p.name)}`, query: queryOf(p) }),
     createNamespacedLease: (p) => t.request({ method: 'POST', path: `${COORDINATION}/namespaces/${seg(p.namespace)}/leases`, query: queryOf(p), body: p.body }),
     replaceNamespacedLease: (p) => t.request({ method: 'PUT', path: `${COORDINATION}/namespaces/${seg(p.namespace)}/leases/${seg(p.name)}`, query: queryOf(p), body: p.body }),
+    watchNamespacedLease: (p, onEvent) => t.watch({ method: 'GET', path: `${COORDINATION}/namespaces/${seg(p.namespace)}/leases`, query: { ...queryOf(p), watch: true } }, onEvent),
   };
   return { core, storage, coordination };
 }

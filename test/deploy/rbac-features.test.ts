@@ -43,12 +43,12 @@ function sources(dir: string): string[] {
 const API_GROUPS: Record<string, string> = { core: '', storage: 'storage.k8s.io', coordination: 'coordination.k8s.io' };
 
 const METHOD_VERBS: Record<string, Verb | 'deletecollection'> = {
-  read: 'get', list: 'list', create: 'create', replace: 'update', patch: 'patch', delete: 'delete', deleteCollection: 'deletecollection',
+  read: 'get', list: 'list', watch: 'watch', create: 'create', replace: 'update', patch: 'patch', delete: 'delete', deleteCollection: 'deletecollection',
 };
 
 /** "listNamespacedCSIStorageCapacity" -> list of csistoragecapacities, as the generated client names its methods. */
 function requestOf(method: string): { verb: string; resource: string } {
-  const m = /^(read|list|create|replace|patch|deleteCollection|delete)(?:Namespaced)?([A-Z]\w*?)(Status)?(ForAllNamespaces)?$/.exec(method);
+  const m = /^(read|list|watch|create|replace|patch|deleteCollection|delete)(?:Namespaced)?([A-Z]\w*?)(Status)?(ForAllNamespaces)?$/.exec(method);
   assert.ok(m, `cannot tell the request of client method ${method}`);
   const kind = m[2]!.toLowerCase();
   const plural = kind.endsWith('s') ? `${kind}es` : kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : `${kind}s`;
@@ -116,6 +116,7 @@ test('the scan reads client method names as the API server names the requests', 
   assert.deepEqual(requestOf('listNamespacedCSIStorageCapacity'), { verb: 'list', resource: 'csistoragecapacities' });
   assert.deepEqual(requestOf('replacePersistentVolume'), { verb: 'update', resource: 'persistentvolumes' });
   assert.deepEqual(requestOf('readStorageClass'), { verb: 'get', resource: 'storageclasses' });
+  assert.deepEqual(requestOf('watchNamespacedLease'), { verb: 'watch', resource: 'leases' });
   assert.deepEqual(requestOf('patchNamespacedPersistentVolumeClaimStatus'), { verb: 'patch', resource: 'persistentvolumeclaims/status' });
   assert.deepEqual(requestOf('deleteCollectionNamespacedPod'), { verb: 'deletecollection', resource: 'pods' });
 });

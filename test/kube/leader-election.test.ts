@@ -52,9 +52,14 @@ describe('leader election', () => {
     const [leader, follower] = a.isLeader ? [a, b] : [b, a];
     const leaderId = leads[0];
     assert.equal(lease('one')?.spec?.holderIdentity, leaderId);
-    // Several renewals later the follower, trying all along, still follows.
+    // Several renewals later the follower still follows, watching the lease instead of reading
+    // it: the renewals (updates by the leader) are the only steady requests.
+    await until('the follower watches the lease', () => cluster.requests.includes('lode-driver watch leases'));
+    const reads = (): number => cluster.requests.filter((r) => r === 'lode-driver get leases').length;
+    const readsBefore = reads();
     const seen = new Set<string>();
-    await until('three renewals', () => { seen.add(String(lease('one')?.metadata?.resourceVersion)); return seen.size >= 4; });
+    await until('five renewals', () => { seen.add(String(lease('one')?.metadata?.resourceVersion)); return seen.size >= 6; });
+    assert.equal(reads(), readsBefore, 'no reads of the lease while its leader renews it');
     assert.equal(follower.isLeader, false);
     assert.deepEqual(leads, [leaderId]);
     await leader.close();
@@ -74,6 +79,8 @@ describe('leader election', () => {
     await until('node-a leads', () => a.isLeader);
     // Another candidate's write (as if node-a had been paused past its lease): the leader's
     // cached resourceVersion is stale from here on.
+    const watches = (): number => cluster.requests.filter((r) => r === 'lode-driver watch leases').length;
+    const watchesBefore = watches();
     cluster.store.modify('Lease', 'two', 'lode-system', (l) => {
       const spec = (l as Lease).spec ?? {};
       spec.holderIdentity = 'node-b';
@@ -85,8 +92,11 @@ describe('leader election', () => {
     assert.equal(stopped?.aborted, true, 'its work is told to stop');
     const rv = lease('two')?.metadata?.resourceVersion;
     const reads = (): number => cluster.requests.filter((r) => r === 'lode-driver get leases').length;
+    // A follower now: it read the lease, and watches it from there.
+    await until('node-a watches the lease', () => watches() > watchesBefore);
     const before = reads();
-    await until('three more tries by node-a', () => reads() >= before + 3);
+    await new Promise((r) => setTimeout(r, 10 * TIMINGS.retryPeriodMs));
+    assert.equal(reads(), before, 'no reads while the lease is held and unchanged (ten retry periods)');
     assert.equal(lease('two')?.spec?.holderIdentity, 'node-b');
     assert.equal(lease('two')?.metadata?.resourceVersion, rv, 'node-a wrote nothing over the live lease');
     assert.equal(a.isLeader, false);

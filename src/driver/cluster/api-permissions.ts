@@ -42,7 +42,7 @@ export interface Permission {
 export const PERMISSIONS: readonly Permission[] = [
   { feature: 'api-access', group: '', resource: 'nodes', verbs: ['get'], why: 'start-up check of the credentials: this node\'s own Node object' },
   { feature: 'node-loss', group: 'coordination.k8s.io', resource: 'leases', verbs: ['create'], scope: 'own-namespace', why: 'leader election: the first candidate creates the Lease (a create cannot be limited by name)' },
-  { feature: 'node-loss', group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'update'], scope: 'own-namespace', resourceNames: [nodeLossLeaseName('lode.csi.dev')], why: 'leader election: one node\'s driver runs the node-loss handler; the Lease is named after the driver' },
+  { feature: 'node-loss', group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'update', 'watch'], scope: 'own-namespace', resourceNames: [nodeLossLeaseName('lode.csi.dev')], why: 'leader election: one node\'s driver runs the node-loss handler; the Lease is named after the driver; followers watch it (by a metadata.name field selector, which the name limit covers) instead of reading it every 2 s' },
   { feature: 'node-loss', group: '', resource: 'nodes', verbs: ['get', 'list'], why: 'find deleted nodes and nodes with the out-of-service taint, and look again before releasing anything of one' },
   { feature: 'node-loss', group: '', resource: 'persistentvolumes', verbs: ['get', 'list', 'update', 'delete'], why: 'find the lost node\'s volumes; drop the dead provisioner\'s finalizer and delete them' },
   { feature: 'node-loss', group: '', resource: 'persistentvolumeclaims', verbs: ['get', 'delete'], why: 'delete the claim bound to a lost volume (uid-checked) so a new one is provisioned' },

@@ -32,6 +32,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: NodeLossOptions, leaderPasses: readonly LeaderPass[] = []): RunningNodeLoss {
   const closing = new AbortController();
   let work: Promise<void> = Promise.resolve();
+  // One handler for the process, not one per term: a leader that misses a renew deadline (a
+  // stalled event loop on a loaded node) and takes the lease straight back must not report
+  // again what it reported before (a dry run's Events, a lost node's).
+  const handler = new NodeLossHandler(kube, id, options.mode === 'dry-run');
   const elector = new LeaseElector(kube, {
     namespace: options.namespace,
     name: nodeLossLeaseName(id.driverName),
@@ -39,7 +43,6 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
     timings: options.timings,
     onLeading: (stopped) => {
       const both = AbortSignal.any([stopped, closing.signal]);
-      const handler = new NodeLossHandler(kube, id, options.mode === 'dry-run');
       work = (async () => {
         while (!both.aborted) {
           try {
