@@ -1,5 +1,7 @@
-// The one way Lode runs a system tool: argument arrays, C locale, a timeout and the call's deadline, and a typed error.
+// The one way Lode runs a system tool: argument arrays, C locale, a timeout and the call's deadline, dying with the driver, and a typed error.
 import { spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import * as path from 'node:path';
 import { callSignal } from '../util/call-signal.js';
 import { log } from '../util/log.js';
 
@@ -41,13 +43,55 @@ function stopReason(signal: AbortSignal): string {
   return reason instanceof Error ? reason.message : 'the call was cancelled';
 }
 
+/** Tools found so far (a tool installed while the driver runs is found on its next call; none moves). */
+const found = new Map<string, string>();
+
+/** Where a command named without a directory is found on PATH (an executable file), or undefined. */
+function onPath(command: string): string | undefined {
+  if (command.includes('/')) return command;
+  const known = found.get(command);
+  if (known !== undefined) return known;
+  for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
+    if (dir === '') continue;
+    const file = path.join(dir, command);
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) {
+        found.set(command, file);
+        return file;
+      }
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+let setpriv: string | null | undefined;
+
+/**
+ * How a tool is started so that it dies with the driver: through util-linux's setpriv, which
+ * sets the parent-death signal (SIGKILL) and execs the tool in its place, same pid. Without it a
+ * tool of a driver killed mid-call (mkfs, mount, losetup) ran on and acted after the restart, on
+ * a device the retried call was using ("Device or resource busy"), or left a second loop device
+ * or mount behind: in a container the kernel kills them with it, elsewhere (the bench, a driver
+ * run as a service) nothing did. Where setpriv is missing, tools start directly, said once.
+ */
+function launcher(): string | null {
+  if (setpriv === undefined) {
+    setpriv = onPath('setpriv') ?? null;
+    if (setpriv === null) log('warn', 'setpriv (util-linux) is not installed: the system tools the driver runs may outlive it if it is killed');
+  }
+  return setpriv;
+}
+
 /**
  * Runs `command` with `args` (never through a shell), LC_ALL=C so output and messages
  * parse the same everywhere. Resolves on exit 0, rejects with ExecError otherwise.
  *
  * The tool gets a process group of its own, and a timeout or an aborted signal SIGKILLs the
  * whole group: a tool that forks helpers (mount, fsck) must not leave them running, holding
- * the device, after its call has ended.
+ * the device, after its call has ended. It dies with the driver too (see launcher).
  */
 export function run(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const signal = opts.signal ?? callSignal();
@@ -55,8 +99,12 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
     // The call is over: starting more tools for it would only outlive it.
     return Promise.reject(new ExecError(command, args, null, `not started: ${stopReason(signal)}`, null, 'ABORT_ERR'));
   }
+  const via = launcher();
+  const file = via === null ? command : onPath(command);
+  // Looked up here, as spawn would, so a missing tool is still ENOENT and not setpriv's exit 127.
+  if (file === undefined) return Promise.reject(new ExecError(command, args, null, `${command} is not installed`, null, 'ENOENT'));
   return new Promise<ExecResult>((resolve, reject) => {
-    const child = spawn(command, args, {
+    const child = spawn(via ?? command, via === null ? args : ['--pdeathsig', 'KILL', '--', file, ...args], {
       env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
