@@ -61,9 +61,9 @@ function main(): void {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lode-plan-bench-'));
   try {
     writeFileSync(path.join(dir, 'small.yaml'), template('small', '8', '32Gi', '100Gi'));
-    writeFileSync(path.join(dir, 'large.yaml'), template('large', '16', '64Gi', '200Gi'));
+    writeFileSync(path.join(dir, 'large.yaml'), template('large', '16', '64Gi', '300Gi'));
     writeFileSync(path.join(dir, 'workloads.yaml'), workloads());
-    console.log(`lode plan: ${PODS} pods (StatefulSets of ${REPLICAS}, claims of ${SIZES.join('/')} GiB) on groups small (100 GiB pool, max=400) and large (200 GiB) (${os.cpus().length} cores, node ${process.version})`);
+    console.log(`lode plan: ${PODS} pods (StatefulSets of ${REPLICAS}, claims of ${SIZES.join('/')} GiB) on groups small (100 GiB pool, max=400) and large (300 GiB) (${os.cpus().length} cores, node ${process.version})`);
     for (const scoring of ['spread', 'pack']) {
       const args = [path.join(REPO, 'dist/src/cli/main.js'), 'plan', path.join(REPO, 'deploy/base/storageclasses.yaml'), path.join(dir, 'workloads.yaml'),
         '--node-group', `small=${path.join(dir, 'small.yaml')},max=400`, '--node-group', `large=${path.join(dir, 'large.yaml')}`, '--scoring', scoring, '-o', 'json'];
