@@ -1,13 +1,12 @@
 // The planner: places the workloads' pods one by one with the bench's scheduler filters and score, adds a node of the first group that fits when none does (as a cluster autoscaler scales up), and accounts each new volume in its node's pools by the driver's own sizing.
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
-import { ANN_BIND_COMPLETED, LODE_TOPOLOGY_KEY, REASON_NOT_ENOUGH_SPACE } from '../bench/api/annotations.js';
+import { ANN_BIND_COMPLETED, LABEL_HOSTNAME, LODE_TOPOLOGY_KEY, REASON_NOT_ENOUGH_SPACE } from '../bench/api/annotations.js';
 import { claimRefTo } from '../bench/api/claim-ref.js';
 import { podClaims, podRequests, requestedBytes } from '../bench/api/pod-helpers.js';
 import { nodeFitReasons, nodeScore } from '../bench/controllers/scheduler/node-fit.js';
 import { filter, preFilter, type PodClaimState, type PodVolumes } from '../bench/controllers/scheduler/volume-binding.js';
-import { LABEL_HOSTNAME } from '../bench/api/annotations.js';
 import { formatBytesQuantity, parseQuantity } from '../util/quantity.js';
-import { capacityScore, shapeFor, type ClassDemand, type Scoring } from './capacity-scoring.js';
+import { capacityScore, shapeFor, type ClassDemand, type Scoring, type ShapePoint } from './capacity-scoring.js';
 import { availableBytes, newVolumeSize } from './paper-pool.js';
 import { PlanStore } from './plan-store.js';
 import { classTarget, PlannedNode, type ClassTarget, type GroupState } from './planned-node.js';
@@ -63,7 +62,8 @@ export class Planner {
   /** Lode's classes that capacity is published for (WaitForFirstConsumer), with their pool and filesystem. */
   private readonly targets: ClassTarget[];
   private readonly groups: GroupState[];
-  private readonly shape;
+  /** StorageCapacityScoring's shape; undefined = the gate off. */
+  private readonly shape: readonly ShapePoint[] | undefined;
   /** Nodes that answer alike, by key; each list in creation order. */
   private readonly buckets = new Map<string, PlannedNode[]>();
   private readonly all: PlannedNode[] = [];

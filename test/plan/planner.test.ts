@@ -71,6 +71,29 @@ describe('node counts', () => {
   });
 });
 
+describe('generic ephemeral volumes', () => {
+  it('a pod\'s ephemeral claim is made for it (owned by the pod) and placed with it: three 4Gi ones need 2 nodes of 10Gi', (t) => {
+    const pods = ['e1', 'e2', 'e3'].map((name) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes:
+    - name: scratch
+      ephemeral:
+        volumeClaimTemplate:
+          spec:
+            accessModes: [ReadWriteOnce]
+            storageClassName: lode-local
+            resources: {requests: {storage: 4Gi}}
+`).join('---\n');
+    const out = planText(t, pods, [group('g', tpl(TEN_GI))]);
+    assert.deepEqual(out.unplaced, []);
+    assert.deepEqual(nodes(out), { g: 2 });
+    assert.deepEqual(out.groups[0]!.nodes.map((n) => n.allocated[0]), [8 * GiB, 4 * GiB]);
+  });
+});
+
 describe('pods that fit nowhere', () => {
   it('a claim larger than any pool is listed with its size, class and the first reason for each group', (t) => {
     const manifests = [statefulSet('db', 2, '4Gi'), podWithClaim('archive', '200Gi')].join('---\n');
