@@ -7,6 +7,9 @@ import { plan, type NodeGroupSpec } from '../plan/planner.js';
 import { planReport, renderPlan } from '../plan/plan-report.js';
 import { readWorkloads } from '../plan/workloads.js';
 
+/** Where --verify's drivers keep their pools, as the bench's (lode bench --work-dir). */
+const DEFAULT_WORK_ROOT = '/var/lib/lode/bench';
+
 const USAGE = `usage: lode plan MANIFEST... --node-group NAME=TEMPLATE.yaml[,max=N] ... [flags]
 
 MANIFEST is a YAML file or a directory of them: Pods, StatefulSets, Deployments, PVCs, PVs,
@@ -19,9 +22,14 @@ group (in flag order) that can.
   --scoring S        StorageCapacityScoring shape: spread (the upstream default: most free capacity
                      wins), pack (the reversed shape), none (the feature gate off). Default spread
   -o, --output F     table (default) or json
+  --verify           also run a sample of the plan (the first --verify-nodes nodes of each group and
+                     their pods) through the bench with real drivers, and report any difference (root)
+  --verify-nodes N   nodes per group in the sample (default 2)
+  --work-dir DIR     where --verify's drivers keep their pools (default /var/lib/lode/bench)
   -h, --help         this text
 
-Exit status: 0 when the plan was made (pods that fit nowhere are part of the answer), 1 on bad input.
+Exit status: 0 when the plan was made (pods that fit nowhere are part of the answer), 1 on bad input
+or when --verify found a difference.
 `;
 
 /** NAME=FILE[,max=N]. */
@@ -55,6 +63,7 @@ export async function runPlanCommand(argv: string[]): Promise<number> {
       args: argv,
       options: {
         'node-group': { type: 'string', multiple: true }, scoring: { type: 'string' }, output: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' },
+        verify: { type: 'boolean' }, 'verify-nodes': { type: 'string' }, 'work-dir': { type: 'string' },
       },
       allowPositionals: true,
     }));
@@ -70,6 +79,11 @@ export async function runPlanCommand(argv: string[]): Promise<number> {
   const scoringFlag = values.scoring ?? 'spread';
   if (!isScoring(scoringFlag)) return fail(`--scoring must be one of ${SCORINGS.join(', ')}, not "${scoringFlag}"`);
   const scoring: Scoring = scoringFlag;
+  const verifyNodes = Number(values['verify-nodes'] ?? '2');
+  if (!Number.isInteger(verifyNodes) || verifyNodes < 1) return fail(`--verify-nodes must be a whole number of nodes, at least 1, not "${values['verify-nodes']}"`);
+  if (values.verify && typeof process.getuid === 'function' && process.getuid() !== 0) {
+    return fail('--verify needs root: each sample node runs a real lode driver that attaches loop devices and mounts filesystems');
+  }
   if (positionals.length === 0) return fail(`name at least one manifest file or directory\n\n${USAGE}`);
   const flags = values['node-group'] ?? [];
   if (flags.length === 0) return fail(`give at least one --node-group NAME=TEMPLATE.yaml\n\n${USAGE}`);
@@ -91,7 +105,17 @@ export async function runPlanCommand(argv: string[]): Promise<number> {
     if (err instanceof ManifestError) return fail(err.problems.join('\n'));
     throw err;
   }
-  const report = planReport(plan(workloads, groups, scoring), workloads.ignored);
+  const outcome = plan(workloads, groups, scoring);
+  const report = planReport(outcome, workloads.ignored);
+  if (values.verify) {
+    // The bench is loaded only here: its modules are many, and a plan without --verify needs none of them.
+    const { verifyPlan } = await import('../plan/plan-verify.js');
+    try {
+      report.verify = await verifyPlan(outcome, workloads, readWorkloads(positionals), { perGroup: verifyNodes, workRoot: values['work-dir'] ?? DEFAULT_WORK_ROOT });
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+  }
   process.stdout.write(output === 'json' ? JSON.stringify(report, null, 2) + '\n' : renderPlan(report));
-  return 0;
+  return report.verify !== undefined && report.verify.differences.length > 0 ? 1 : 0;
 }

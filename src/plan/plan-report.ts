@@ -3,6 +3,7 @@ import Table from 'cli-table3';
 import { humanBytes } from '../util/quantity.js';
 import { availableBytes, emptyCapacityBytes } from './paper-pool.js';
 import type { PlanOutcome, UnplacedPod } from './planner.js';
+import type { VerifyReport } from './plan-verify.js';
 
 export interface PoolReport {
   name: string;
@@ -33,6 +34,8 @@ export interface PlanReport {
   unplaced: UnplacedPod[];
   /** Objects of kinds the plan does not read, by kind. */
   ignored: Record<string, number>;
+  /** With --verify: the sample run with real drivers, and how it differed. */
+  verify?: VerifyReport;
 }
 
 export function planReport(outcome: PlanOutcome, ignored: Record<string, number>): PlanReport {
@@ -104,5 +107,10 @@ export function renderPlan(r: PlanReport): string {
   }
   const ignored = Object.entries(r.ignored);
   if (ignored.length > 0) parts.push(`Not read (they place nothing): ${ignored.map(([k, n]) => `${n} ${k}`).join(', ')}`);
+  const v = r.verify;
+  if (v !== undefined) {
+    parts.push(`Verified with real drivers on ${v.nodes.length} node(s) (${v.nodes.join(', ') || 'none'}), ${v.pods} pod(s): ${v.differences.length === 0 ? 'no difference' : `${v.differences.length} difference(s)`}${v.placedElsewhere > 0 ? `; ${v.placedElsewhere} pod(s) placed on another sample node (ties are broken at random there)` : ''}`);
+    for (const d of v.differences) parts.push(`  ${d}`);
+  }
   return parts.join('\n') + '\n';
 }

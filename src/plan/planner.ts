@@ -41,6 +41,8 @@ export interface PlanOutcome {
   groups: GroupState[];
   /** Pod (namespace/name) to node, in placement order. */
   placements: Map<string, string>;
+  /** Each new volume of a Lode class the plan made: claim (namespace/name) to its node and bytes. */
+  volumes: Map<string, { node: string; bytes: number }>;
   unplaced: UnplacedPod[];
 }
 
@@ -68,6 +70,7 @@ export class Planner {
   private readonly buckets = new Map<string, PlannedNode[]>();
   private readonly all: PlannedNode[] = [];
   private readonly placements = new Map<string, string>();
+  private readonly volumes = new Map<string, { node: string; bytes: number }>();
   private readonly unplaced: UnplacedPod[] = [];
 
   /**
@@ -90,7 +93,7 @@ export class Planner {
 
   run(): PlanOutcome {
     for (const pod of this.workloads.pods) this.schedule(pod);
-    return { scoring: this.scoring, groups: this.groups, placements: this.placements, unplaced: this.unplaced };
+    return { scoring: this.scoring, groups: this.groups, placements: this.placements, volumes: this.volumes, unplaced: this.unplaced };
   }
 
   private schedule(pod: V1Pod): void {
@@ -182,6 +185,7 @@ export class Planner {
     for (const pvc of e.volumes.dynamicProvisions) {
       const bytes = sizes.get(pvc) ?? requestedBytes(pvc) ?? 0;
       const lode = sizes.has(pvc);
+      if (lode) this.volumes.set(`${pvc.metadata?.namespace}/${pvc.metadata?.name}`, { node: node.name, bytes });
       const pv: V1PersistentVolume = {
         apiVersion: 'v1', kind: 'PersistentVolume',
         metadata: { name: `pvc-${pvc.metadata?.uid}` },
