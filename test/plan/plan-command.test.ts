@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { LODE_CLASSES, REPO_ROOT, podWithClaim, statefulSet, template, tempDir } from './plan-fixtures.js';
 
@@ -69,6 +70,14 @@ describe('lode plan', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Pods that fit nowhere \(1\)$/m);
     assert.match(r.stdout, /│ default\/huge │ huge-data 50Gi lode-local │ g +│ node\(s\) did not have enough free storage │/);
+  });
+
+  it('prints the table docs/plan.md shows for its example command, from the fixtures in the repository', () => {
+    const r = spawnSync(process.execPath, [MAIN, 'plan', 'deploy/base/storageclasses.yaml', 'test/plan/fixtures/workloads',
+      '--node-group', 'small=test/plan/fixtures/groups/small-node.yaml,max=2', '--node-group', 'big=test/plan/fixtures/groups/big-node.yaml'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs/plan.md'), 'utf8');
+    assert.ok(doc.includes(r.stdout.trimEnd()), `docs/plan.md shows this output of its example:\n${r.stdout}`);
   });
 
   describe('bad input: exit status 1 and a message that says what to fix', () => {
