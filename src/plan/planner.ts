@@ -5,9 +5,10 @@ import { claimRefTo } from '../bench/api/claim-ref.js';
 import { podClaims, podRequests, requestedBytes } from '../bench/api/pod-helpers.js';
 import { nodeFitReasons, nodeScore } from '../bench/controllers/scheduler/node-fit.js';
 import { filter, preFilter, type PodClaimState, type PodVolumes } from '../bench/controllers/scheduler/volume-binding.js';
-import { formatBytesQuantity, parseQuantity } from '../util/quantity.js';
+import { formatBytesQuantity, humanBytes, parseQuantity } from '../util/quantity.js';
 import { capacityScore, shapeFor, type ClassDemand, type Scoring, type ShapePoint } from './capacity-scoring.js';
-import { availableBytes, newVolumeSize } from './paper-pool.js';
+import { availableBytes, maximumVolumeBytes, newVolumeSize } from './paper-pool.js';
+import { isSupportedFsType } from '../sys/filesystem.js';
 import { PlanStore } from './plan-store.js';
 import { classTarget, PlannedNode, type ClassTarget, type GroupState } from './planned-node.js';
 import { LODE_DRIVER, type Workloads } from './workloads.js';
@@ -119,7 +120,7 @@ export class Planner {
       const fresh = new PlannedNode(g, `${g.name}-${g.nodes.length + 1}`, this.all.length);
       const e = this.evaluate(pod, state, fresh);
       if ('reason' in e) {
-        reasons.push({ group: g.name, reason: e.reason });
+        reasons.push({ group: g.name, reason: e.reason === REASON_NOT_ENOUGH_SPACE ? `${e.reason} (${this.lackOfSpace(state, fresh)})` : e.reason });
         continue;
       }
       if (g.max !== undefined && g.nodes.length >= g.max) {
@@ -170,6 +171,43 @@ export class Planner {
     // The plugin scores dynamic provisions only when the pod binds no existing PV.
     const volumeScore = this.shape === undefined || r.volumes.staticBindings.length > 0 ? 0 : capacityScore(this.shape, [...demand.values()]);
     return { volumes: r.volumes, allocations, score: nodeScore(pod, node.node, node.usage) + volumeScore };
+  }
+
+  /**
+   * Why a fresh node has no room, in figures: the first claim that is larger than its pool's
+   * largest new volume (as the driver sizes it: an xfs claim of 100Mi takes 300Mi), or the
+   * claims of one pool that do not fit together. The scheduler says only that there is not
+   * enough storage; the figures say by how much.
+   */
+  private lackOfSpace(state: PodClaimState, node: PlannedNode): string {
+    const wanted = new Map<number, number>();
+    for (const pvc of state.toBind) {
+      const sc = this.classes.get(pvc.spec?.storageClassName ?? '');
+      if (sc?.provisioner !== LODE_DRIVER) continue;
+      const target = classTarget(sc);
+      const name = pvc.metadata?.name ?? '';
+      const i = node.poolIndex(target);
+      if (i < 0) return `claim ${name}: a node of this group has no pool "${target.pool}"`;
+      const pool = node.pools[i]!;
+      const poolName = pool.shape.config.name;
+      const requested = requestedBytes(pvc) ?? 0;
+      const limit = pvc.spec?.resources?.limits?.storage;
+      const size = newVolumeSize(pool, pvc.spec?.volumeMode === 'Block' ? 'block' : 'mount', target.fsType, { required: requested, limit: limit === undefined ? 0 : parseQuantity(limit) });
+      const bytes = 'bytes' in size ? size.bytes : requested;
+      const largest = maximumVolumeBytes(pool, node.allocated[i]!, isSupportedFsType(target.fsType) ? target.fsType : '');
+      if (Math.max(bytes, requested) > largest) {
+        const takes = bytes > requested ? ` (a volume of ${humanBytes(bytes)} as the driver sizes it)` : '';
+        const gives = largest > 0 ? `gives at most ${humanBytes(largest)}` : `offers ${humanBytes(availableBytes(pool, node.allocated[i]!))}, less than its smallest volume of this filesystem`;
+        return `claim ${name} asks ${humanBytes(requested)}${takes}; pool ${poolName} of a new node ${gives}`;
+      }
+      wanted.set(i, (wanted.get(i) ?? 0) + bytes);
+    }
+    for (const [i, bytes] of wanted) {
+      const pool = node.pools[i]!;
+      const offered = availableBytes(pool, node.allocated[i]!);
+      if (bytes > offered) return `the pod's claims take ${humanBytes(bytes)} together; pool ${pool.shape.config.name} of a new node offers ${humanBytes(offered)}`;
+    }
+    return 'no claim of a Lode class is larger than a new node offers';
   }
 
   /** Places the pod: PVs bound or made (bound from birth, with the node's affinity), the node's requests and pools charged. */

@@ -43,7 +43,10 @@ describe('lode plan', () => {
     assert.deepEqual(report.unplaced, [{
       pod: 'default/archive',
       claims: [{ name: 'archive-data', storageClass: 'lode-local', requestBytes: 200 * GiB }],
-      reasons: [{ group: 'small', reason: 'node(s) did not have enough free storage' }, { group: 'big', reason: 'node(s) did not have enough free storage' }],
+      reasons: [
+        { group: 'small', reason: 'node(s) did not have enough free storage (claim archive-data asks 200Gi; pool local of a new node gives at most 10Gi)' },
+        { group: 'big', reason: 'node(s) did not have enough free storage (claim archive-data asks 200Gi; pool local of a new node gives at most 90Gi)' },
+      ],
     }]);
     assert.deepEqual(report.ignored, { Service: 1 });
   });
@@ -69,7 +72,7 @@ describe('lode plan', () => {
     const r = lode([LODE_CLASSES, work, '--node-group', `g=${g}`]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Pods that fit nowhere \(1\)$/m);
-    assert.match(r.stdout, /│ default\/huge │ huge-data 50Gi lode-local │ g +│ node\(s\) did not have enough free storage │/);
+    assert.match(r.stdout, /│ default\/huge │ huge-data 50Gi lode-local │ g +│ node\(s\) did not have enough free storage \(claim huge-data asks 50Gi; pool local of a new node gives at most 10Gi\) │/);
   });
 
   it('prints the table docs/plan.md shows for its example command, from the fixtures in the repository', () => {

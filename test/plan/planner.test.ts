@@ -103,11 +103,33 @@ describe('pods that fit nowhere', () => {
       pod: 'default/archive',
       claims: [{ name: 'archive-data', storageClass: 'lode-local', requestBytes: 200 * GiB }],
       reasons: [
-        { group: 'small', reason: 'node(s) did not have enough free storage' },
-        { group: 'big', reason: 'node(s) did not have enough free storage' },
+        { group: 'small', reason: 'node(s) did not have enough free storage (claim archive-data asks 200Gi; pool local of a new node gives at most 10Gi)' },
+        { group: 'big', reason: 'node(s) did not have enough free storage (claim archive-data asks 200Gi; pool local of a new node gives at most 100Gi)' },
       ],
     }]);
     assert.deepEqual(nodes(out), { small: 1, big: 0 }, 'no node is added for a pod no node can take');
+  });
+
+  it('the reason says how the driver sizes a claim: an xfs claim of 100Mi is a 300Mi volume, more than a 256Mi pool can ever give', (t) => {
+    const out = planText(t, statefulSet('x', 1, '100Mi', 'lode-local-xfs'), [group('g', tpl([{ spec: 'local=/var/lib/lode/local,size=256Mi' }]))]);
+    assert.deepEqual(out.unplaced.map((u) => u.reasons), [[{
+      group: 'g',
+      reason: 'node(s) did not have enough free storage (claim data-x-0 asks 100Mi (a volume of 300Mi as the driver sizes it); pool local of a new node offers 256Mi, less than its smallest volume of this filesystem)',
+    }]]);
+  });
+
+  it('claims that fit one by one but not together: the reason gives their sum', (t) => {
+    const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: two}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes:
+    - {name: a, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], storageClassName: lode-local, resources: {requests: {storage: 6Gi}}}}}}
+    - {name: b, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], storageClassName: lode-local, resources: {requests: {storage: 6Gi}}}}}}
+`;
+    const out = planText(t, pod, [group('g', tpl(TEN_GI))]);
+    assert.deepEqual(out.unplaced.map((u) => u.reasons[0]!.reason), ['node(s) did not have enough free storage (the pod\'s claims take 12Gi together; pool local of a new node offers 10Gi)']);
   });
 
   it('a raw block claim on a directory pool: the scheduler would place it, CreateVolume would refuse it; the driver\'s words are the reason', (t) => {
