@@ -10,6 +10,7 @@ commands:
   driver   run one node's CSI driver (Identity, Controller, Node) on a unix socket
   bench    run a cluster-bench scenario: the Kubernetes storage control plane on one machine
   demo     run the default multi-node scenario and print a summary
+  plan     how many nodes of each group workloads need, and which pods fit nowhere (no cluster)
 
 Run "lode <command> --help" for the flags of a command, "lode --version" for the version.`;
 
@@ -22,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./bench-command.js')).runBenchCommand(rest);
     case 'demo':
       return (await import('./bench-command.js')).runBenchCommand(['--demo', ...rest]);
+    case 'plan':
+      return (await import('./plan-command.js')).runPlanCommand(rest);
     case '--version':
     case 'version':
       process.stdout.write(`lode ${packageVersion()}\n`);

@@ -1,4 +1,4 @@
-// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle; below it, the volume catalog (src/catalog) drives the backends, which implement the interface of src/pool, and nothing reaches back up.
+// The driver's layers, read from the import lines of src/driver: no import runs up a layer or across between sibling layers, and no two folders import each other round a circle; below it, the volume catalog (src/catalog) drives the backends, which implement the interface of src/pool, and nothing reaches back up; the planner (src/plan) sits above the bench and the driver.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ export const DRIVER: House = {
     ['request'], // reading requests, no I/O
     ['rpc'], // the gRPC seam: adapter, bounds, deadlines, errors, locks, paging
   ],
-  above: ['src/cli', 'src/bench', 'src/metrics'],
+  above: ['src/cli', 'src/bench', 'src/plan', 'src/metrics'],
 };
 
 /** One import line: the file that has it and the file it names, both relative to the repository. */
@@ -167,7 +167,7 @@ describe('catalog, backends and pools', () => {
     assert.deepEqual(up, []);
     const catalog = readImports(REPO, 'src/catalog');
     const out = catalog.imports
-      .filter((i) => ['src/backends/', 'src/driver/', 'src/cli/', 'src/bench/', 'src/metrics/'].some((dir) => i.to.startsWith(dir)))
+      .filter((i) => ['src/backends/', 'src/driver/', 'src/cli/', 'src/bench/', 'src/plan/', 'src/metrics/'].some((dir) => i.to.startsWith(dir)))
       .map((i) => `${i.from} imports ${i.to}`);
     assert.deepEqual(out, []);
     assert.ok(catalog.imports.some((i) => i.from === 'src/catalog/volume-catalog.ts' && i.to === 'src/catalog/volume-lifecycle.ts'), 'the catalog\'s own imports are read');
@@ -186,5 +186,18 @@ describe('catalog, backends and pools', () => {
       .map((i) => `${i.from} imports ${i.to}`);
     assert.ok(imports.some((i) => backendOf(i.from) === 'lvm' && i.to === 'src/pool/backend.ts'), 'the backends\' imports are read');
     assert.deepEqual(across, []);
+  });
+});
+
+describe('the planner', () => {
+  it('src/plan sits above the bench and the driver: nothing below imports it, and it imports nothing of the command line', () => {
+    const below = ['src/bench', 'src/driver', 'src/catalog', 'src/pool', 'src/backends', 'src/sys', 'src/util', 'src/kube', 'src/metrics']
+      .flatMap((dir) => readImports(REPO, dir).imports)
+      .filter((i) => i.to.startsWith('src/plan/'))
+      .map((i) => `${i.from} imports ${i.to}`);
+    assert.deepEqual(below, []);
+    const plan = readImports(REPO, 'src/plan');
+    assert.ok(plan.imports.some((i) => i.from === 'src/plan/planner.ts' && i.to === 'src/bench/controllers/scheduler/volume-binding.ts'), 'the planner\'s imports are read: it uses the bench\'s VolumeBinding plugin');
+    assert.deepEqual(plan.imports.filter((i) => i.to.startsWith('src/cli/')).map((i) => `${i.from} imports ${i.to}`), []);
   });
 });
