@@ -1,16 +1,15 @@
 // Flags of `lode driver`, each also readable from an environment variable (for the DaemonSet).
-import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import type { DriverConfig } from '../driver/context/config.js';
-import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
 import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
 import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/cluster/node-loss/node-loss-options.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../driver/cluster/reservations/pod-reservations.js';
 import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/cluster/orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
-import { preparePoolDir, readPoolConfig } from './pool-config.js';
+import { checkPools, DEFAULT_PROFILE_LABEL, NoPoolEntryError, profileEntries, readPoolConfig, type PoolConfigChoice } from './pool-config.js';
+import { ConfigDirProfiles } from './profile-pools.js';
 
 export const DRIVER_USAGE = `usage: lode driver [flags]
 
@@ -28,6 +27,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          snapshot-size: thick snapshots' copy-on-write area)
   --pool-config DIR      pools from DIR/<node-id>, else DIR/default,   (env LODE_POOL_CONFIG)
                          one SPEC per line (a mounted ConfigMap); instead of --pool
+  --profile-label KEY    with --pool-config and API access: the Node   (env LODE_PROFILE_LABEL)
+                         label whose value V picks DIR/profile.V when
+                         DIR has no entry of this node's name (default
+                         node.kubernetes.io/instance-type); followed
+                         while running (docs/driver.md, "Pool profiles")
   --pool-root DIR        pool directories must lie under DIR; those   (env LODE_POOL_ROOT)
                          under DIR/pools/ are created when missing
   --target-root DIR      stage/publish targets must lie below it,      (env LODE_TARGET_ROOTS, ':'-separated)
@@ -82,6 +86,8 @@ export interface DriverFlags {
 }
 
 const NODE_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;
+/** A label key: an optional DNS-subdomain prefix and '/', then a name of up to 63 characters. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const DRIVER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
 
 /** Parses argv (and env) into a config; throws an Error whose message is meant for the operator. */
@@ -95,6 +101,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       pool: { type: 'string', multiple: true },
       'pool-config': { type: 'string' },
       'pool-root': { type: 'string' },
+      'profile-label': { type: 'string' },
       'capacity-refresh': { type: 'string' },
       'target-root': { type: 'string', multiple: true },
       'metrics-address': { type: 'string' },
@@ -130,34 +137,26 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const listed = values.pool ?? (env.LODE_POOLS ?? '').split(';').map((s) => s.trim()).filter((s) => s !== '');
   const poolConfig = values['pool-config'] ?? (env.LODE_POOL_CONFIG || undefined);
   if (poolConfig !== undefined && listed.length > 0) throw new Error('give pools either with --pool (LODE_POOLS) or with --pool-config (LODE_POOL_CONFIG), not both');
-  const chosen = poolConfig !== undefined ? await readPoolConfig(poolConfig, nodeId) : undefined;
-  const poolSpecs = chosen?.specs ?? listed;
-  if (poolSpecs.length === 0) throw new Error('at least one --pool NAME=DIR is required');
-  const pools = poolSpecs.map((spec) => {
-    try {
-      return parsePoolSpec(spec);
-    } catch (err) {
-      throw chosen ? new Error(`${chosen.file}: ${(err as Error).message}`) : err;
-    }
-  });
   const poolRoot = values['pool-root'] ?? (env.LODE_POOL_ROOT || undefined);
   if (poolRoot !== undefined && !path.isAbsolute(poolRoot)) throw new Error(`--pool-root "${poolRoot}" must be an absolute path`);
-  const names = new Set<string>();
-  for (const p of pools) {
-    if (names.has(p.name)) throw new Error(`pool "${p.name}" is given twice`);
-    names.add(p.name);
-    if (poolRoot !== undefined) await preparePoolDir(p.name, p.dir, poolRoot);
-    let st;
+  const kube = kubeOptions(values, env);
+  const profileLabel = values['profile-label'] ?? (env.LODE_PROFILE_LABEL || undefined);
+  if (profileLabel !== undefined && (poolConfig === undefined || kube === undefined)) throw new Error('--profile-label needs --pool-config and API access (--in-cluster or --kubeconfig): the driver reads its Node\'s label');
+  if (profileLabel !== undefined && !LABEL_KEY.test(profileLabel)) throw new Error(`--profile-label "${profileLabel}" is not a label key ([prefix/]name)`);
+  // With API access the pools are chosen again at start by the Node's profile label; a node
+  // with neither its own entry nor "default" may then rely on a profile alone.
+  const profiles = poolConfig !== undefined && kube !== undefined ? new ConfigDirProfiles(poolConfig, nodeId, profileLabel ?? DEFAULT_PROFILE_LABEL, poolRoot) : undefined;
+  let chosen: PoolConfigChoice | undefined;
+  if (poolConfig !== undefined) {
     try {
-      st = await fs.stat(p.dir);
-    } catch {
-      throw new Error(`pool "${p.name}": directory ${p.dir} does not exist`);
+      chosen = await readPoolConfig(poolConfig, nodeId);
+    } catch (err) {
+      if (!(err instanceof NoPoolEntryError && profiles !== undefined && (await profileEntries(poolConfig)).size > 0)) throw err;
     }
-    if (!st.isDirectory()) throw new Error(`pool "${p.name}": ${p.dir} is not a directory`);
   }
-  for (const a of pools) for (const b of pools) {
-    if (a !== b && (a.dir === b.dir || a.dir.startsWith(b.dir + path.sep))) throw new Error(`pools "${a.name}" and "${b.name}" overlap (${a.dir}, ${b.dir})`);
-  }
+  const poolSpecs = chosen?.specs ?? listed;
+  if (poolSpecs.length === 0 && profiles === undefined) throw new Error('at least one --pool NAME=DIR is required');
+  const pools = await checkPools(poolSpecs, chosen?.file, poolRoot);
   const roots = values['target-root'] ?? (env.LODE_TARGET_ROOTS ? env.LODE_TARGET_ROOTS.split(':').filter((s) => s !== '') : ['/var/lib/kubelet']);
   for (const r of roots) if (!path.isAbsolute(r) || r === '/') throw new Error(`--target-root "${r}" must be an absolute directory other than /`);
   const logLevel = values['log-level'] ?? env.LODE_LOG_LEVEL ?? 'info';
@@ -165,7 +164,6 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const metricsAddress = values['metrics-address'] ?? env.LODE_METRICS_ADDRESS;
   const refresh = values['capacity-refresh'] ?? env.LODE_CAPACITY_REFRESH ?? '30';
   const refreshSeconds = wholeSeconds('capacity-refresh', refresh, 1, 86_400);
-  const kube = kubeOptions(values, env);
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
   const orphans = orphanOptions(values, env, kube !== undefined);
@@ -175,6 +173,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       ...(kube !== undefined ? { kube, podReservations } : {}),
       ...(nodeLoss !== undefined ? { nodeLoss } : {}),
       ...(orphans !== undefined ? { orphans } : {}),
+      ...(profiles !== undefined ? { poolProfiles: profiles } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),

@@ -11,6 +11,8 @@ import { connectKube } from '../kube/kube-client.js';
 import { startNodeLoss } from './cluster/node-loss/node-loss.js';
 import { LimitReports } from './cluster/limit-reports.js';
 import { OrphanCheck } from './cluster/orphans/orphan-check.js';
+import { choosePoolsAtStart } from './cluster/profiles/start-choice.js';
+import { ProfileReload } from './cluster/profiles/profile-reload.js';
 import { VolumeCatalog } from '../catalog/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './context/config.js';
@@ -26,6 +28,8 @@ export interface RunningDriver {
   socketPath: string;
   /** The orphan check, when the driver has API access and it is not turned off. */
   orphans?: OrphanCheck;
+  /** The pool profiles' follower, when the driver has API access and a --pool-config directory. */
+  profiles?: ProfileReload;
   stop(): Promise<void>;
 }
 
@@ -103,6 +107,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   await prepareSocket(socketPath);
   // Credentials are checked before the pools open, so wrong ones stop the start with nothing touched.
   const kube = config.kube !== undefined ? await connectKube(config.kube, config.nodeId, config.vendorVersion) : undefined;
+  if (kube !== undefined && config.poolProfiles !== undefined) config.pools = await choosePoolsAtStart(kube, config.nodeId, config.poolProfiles);
   const book = reservationBookFor(config, kube);
   const catalog = await VolumeCatalog.open(config.pools.map(createBackend), { holds: book });
   const ctx = new DriverContext(config, catalog, kube, book);
@@ -131,6 +136,8 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     : undefined;
   const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
   orphans?.start();
+  const profiles = kube !== undefined && config.poolProfiles !== undefined ? new ProfileReload(catalog, kube, config.nodeId, config.poolProfiles, config.pools) : undefined;
+  profiles?.start(config.capacityRefreshSeconds * 1000);
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -141,8 +148,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     ctx,
     socketPath,
     ...(orphans !== undefined ? { orphans } : {}),
+    ...(profiles !== undefined ? { profiles } : {}),
     stop: async () => {
       clearInterval(refresher);
+      profiles?.stop();
       // Released first, so another node's driver takes over while this one drains its calls.
       await nodeLoss?.close();
       await orphans?.stop();
