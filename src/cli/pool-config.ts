@@ -48,7 +48,8 @@ export async function readPoolConfig(dir: string, nodeId: string, profileValue?:
     if (specs.length === 0) throw new Error(`--pool-config: ${file} lists no pools`);
     return { file, specs };
   }
-  throw new NoPoolEntryError(`--pool-config ${dir} has no file ${names.map((n) => `"${n}"`).join(', ')}: no pools for this node`);
+  const profile = profileValue ? `, no "${PROFILE_PREFIX}${profileValue}" (its profile)` : '';
+  throw new NoPoolEntryError(`--pool-config ${dir} has no file "${nodeId}" (this node)${profile} and no "default": no pools for this node`);
 }
 
 /** The text of DIR/NAME, or undefined when there is no such entry. */
