@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import type { DriverConfig } from '../driver/context/config.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
-import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
+import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem, type LeaseTimings } from '../kube/leader-election.js';
+import { DEFAULT_TEMPLATE_CAPACITY_PERIOD_MS, type TemplateCapacityOptions } from '../driver/cluster/template-capacity/template-capacity.js';
 import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/cluster/node-loss/node-loss-options.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../driver/cluster/reservations/pod-reservations.js';
 import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/cluster/orphans/orphan-options.js';
@@ -75,6 +76,12 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
                          (default 3600)
   --delete-orphans       delete reported orphans nothing uses          (env LODE_DELETE_ORPHANS=true)
+  --template-capacity M  on or off: the leader publishes, per profile  (env LODE_TEMPLATE_CAPACITY)
+                         and class, the capacity of a fresh node for
+                         the cluster autoscaler's template nodes
+                         (default on with --pool-config and API access)
+  --template-capacity-period S                                         (env LODE_TEMPLATE_CAPACITY_PERIOD)
+                         the leader's pause between passes (default 60)
   --version              print the version and exit
 `;
 
@@ -121,6 +128,8 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'orphan-check': { type: 'string' },
       'orphan-grace': { type: 'string' },
       'delete-orphans': { type: 'boolean' },
+      'template-capacity': { type: 'string' },
+      'template-capacity-period': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -167,6 +176,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
   const orphans = orphanOptions(values, env, kube !== undefined);
+  const templateCapacity = templateCapacityOptions(values, env, profiles !== undefined);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
@@ -174,6 +184,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       ...(nodeLoss !== undefined ? { nodeLoss } : {}),
       ...(orphans !== undefined ? { orphans } : {}),
       ...(profiles !== undefined ? { poolProfiles: profiles } : {}),
+      ...(templateCapacity !== undefined ? { templateCapacity } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -225,19 +236,16 @@ function decimalSeconds(flag: string, value: string): number {
 
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/** The node-loss handler's settings, or undefined when it does not run (no API access, or off). */
-function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi: boolean): NodeLossOptions | undefined {
-  const given = values['node-loss'] ?? (env.LODE_NODE_LOSS || undefined);
-  if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
-  const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
-  if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
+type LeaderValues = NodeLossValues & { 'template-capacity'?: string; 'template-capacity-period'?: string };
+
+/** The Leases' namespace and timings, shared by every leader-elected feature. */
+function leaderOptions(values: LeaderValues, env: NodeJS.ProcessEnv): { namespace: string; timings: LeaseTimings } {
   const namespace = values.namespace ?? (env.LODE_NAMESPACE || env.POD_NAMESPACE || DEFAULT_NAMESPACE);
   if (!NAMESPACE.test(namespace)) throw new Error(`--namespace "${namespace}" is not a namespace name`);
   const pick = (flag: keyof NodeLossValues, envName: string): string | undefined => values[flag] ?? (env[envName] || undefined);
   const duration = pick('leader-lease-duration', 'LODE_LEADER_LEASE_DURATION');
   const deadline = pick('leader-renew-deadline', 'LODE_LEADER_RENEW_DEADLINE');
   const retry = pick('leader-retry-period', 'LODE_LEADER_RETRY_PERIOD');
-  const period = pick('node-loss-period', 'LODE_NODE_LOSS_PERIOD');
   const timings = {
     leaseDurationSeconds: duration !== undefined ? wholeSeconds('leader-lease-duration', duration, 1, 3600) : DEFAULT_LEASE_TIMINGS.leaseDurationSeconds,
     renewDeadlineMs: deadline !== undefined ? decimalSeconds('leader-renew-deadline', deadline) : DEFAULT_LEASE_TIMINGS.renewDeadlineMs,
@@ -245,9 +253,31 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   };
   const problem = leaseTimingsProblem(timings);
   if (problem !== undefined) throw new Error(`leader election: ${problem} (--leader-lease-duration ${timings.leaseDurationSeconds}, --leader-renew-deadline ${timings.renewDeadlineMs / 1000}, --leader-retry-period ${timings.retryPeriodMs / 1000})`);
+  return { namespace, timings };
+}
+
+/** The node-loss handler's settings, or undefined when it does not run (no API access, or off). */
+function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi: boolean): NodeLossOptions | undefined {
+  const given = values['node-loss'] ?? (env.LODE_NODE_LOSS || undefined);
+  if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
+  const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
+  if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
+  const { namespace, timings } = leaderOptions(values, env);
+  const period = values['node-loss-period'] ?? (env.LODE_NODE_LOSS_PERIOD || undefined);
   const periodMs = period !== undefined ? decimalSeconds('node-loss-period', period) : DEFAULT_NODE_LOSS_PERIOD_MS;
   if (mode === 'off') return undefined;
   return { mode, namespace, timings, periodMs };
+}
+
+/** Template capacity: on by default with pool profiles (--pool-config and API access), which it publishes. */
+function templateCapacityOptions(values: LeaderValues, env: NodeJS.ProcessEnv, profiles: boolean): TemplateCapacityOptions | undefined {
+  const given = values['template-capacity'] ?? (env.LODE_TEMPLATE_CAPACITY || undefined);
+  if (given !== undefined && given !== 'on' && given !== 'off') throw new Error(`--template-capacity "${given}" must be on or off`);
+  const period = values['template-capacity-period'] ?? (env.LODE_TEMPLATE_CAPACITY_PERIOD || undefined);
+  const periodMs = period !== undefined ? decimalSeconds('template-capacity-period', period) : DEFAULT_TEMPLATE_CAPACITY_PERIOD_MS;
+  if (given === 'on' && !profiles) throw new Error('--template-capacity on needs --pool-config and API access (--in-cluster or --kubeconfig): it publishes the pool profiles');
+  if ((given ?? (profiles ? 'on' : 'off')) === 'off') return undefined;
+  return { ...leaderOptions(values, env), periodMs };
 }
 
 /** A whole number of seconds from `min` to `max`, or the operator's error. */

@@ -13,6 +13,7 @@ import { LimitReports } from './cluster/limit-reports.js';
 import { OrphanCheck } from './cluster/orphans/orphan-check.js';
 import { choosePoolsAtStart } from './cluster/profiles/start-choice.js';
 import { ProfileReload } from './cluster/profiles/profile-reload.js';
+import { TemplateCapacity } from './cluster/template-capacity/template-capacity.js';
 import { VolumeCatalog } from '../catalog/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './context/config.js';
@@ -30,6 +31,8 @@ export interface RunningDriver {
   orphans?: OrphanCheck;
   /** The pool profiles' follower, when the driver has API access and a --pool-config directory. */
   profiles?: ProfileReload;
+  /** The template capacity publisher, campaigning for its Lease. */
+  templateCapacity?: TemplateCapacity;
   stop(): Promise<void>;
 }
 
@@ -138,6 +141,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   orphans?.start();
   const profiles = kube !== undefined && config.poolProfiles !== undefined ? new ProfileReload(catalog, kube, config.nodeId, config.poolProfiles, config.pools) : undefined;
   profiles?.start(config.capacityRefreshSeconds * 1000);
+  const template = kube !== undefined && config.poolProfiles !== undefined && config.templateCapacity !== undefined
+    ? new TemplateCapacity(kube, config.poolProfiles, config.driverName, config.nodeId, config.templateCapacity)
+    : undefined;
+  template?.start();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -149,9 +156,11 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     socketPath,
     ...(orphans !== undefined ? { orphans } : {}),
     ...(profiles !== undefined ? { profiles } : {}),
+    ...(template !== undefined ? { templateCapacity: template } : {}),
     stop: async () => {
       clearInterval(refresher);
       profiles?.stop();
+      await template?.close();
       // Released first, so another node's driver takes over while this one drains its calls.
       await nodeLoss?.close();
       await orphans?.stop();

@@ -23,6 +23,8 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
   let config = '';
   let host = '';
   let port = 0;
+  /** Volumes staged by a test, undone in after() when a failed assertion skipped the test's own teardown (the pools lie outside the harness's root). */
+  const staged = new Set<string>();
   const profile = (text: string) => fs.writeFile(path.join(config, 'profile.m-small'), text);
 
   before(async () => {
@@ -43,6 +45,7 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
   });
 
   after(async () => {
+    for (const id of staged) await teardown(h, id, 'keep').catch(() => undefined);
     await h?.cleanup();
     await api.stop();
   });
@@ -58,6 +61,7 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
 
   it('refuses a change that would shrink or drop a pool holding a volume: an Event, the metric at 1, the volume and its bytes kept', async () => {
     const { id } = await createVolume(h, 'keep-me', 16 * MiB, { parameters: { pool: 'fast' } });
+    staged.add(id);
     const { target } = await stageAndPublish(h, id, 'keep');
     const file = path.join(target, 'data.bin');
     const hash = await writeRandomFile(file, 4 * MiB);
@@ -83,5 +87,6 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
     await profile(`fast=${host}/pools/fast,size=64Mi\nbulk=${host}/pools/bulk,size=32Mi\n`);
     await untilAsync('the refusal metric back at 0', async () => series(PROFILE_METRIC_NAMES.refused, 'fast', 0).test((await httpGet(port, '/metrics')).body));
     await teardown(h, id, 'keep');
+    staged.delete(id);
   });
 });

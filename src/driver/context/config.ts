@@ -4,6 +4,7 @@ import type { NodeLossOptions } from '../cluster/node-loss/node-loss-options.js'
 import type { OrphanOptions } from '../cluster/orphans/orphan-options.js';
 import type { PoolConfig } from '../../pool/pool.js';
 import type { PoolProfileSource } from '../cluster/profiles/pool-source.js';
+import type { TemplateCapacityOptions } from '../cluster/template-capacity/template-capacity.js';
 
 export interface DriverConfig {
   /** unix:///path/to/csi.sock */
@@ -33,6 +34,8 @@ export interface DriverConfig {
    * the Node's profile label, and followed while the driver runs; undefined: `pools` as given.
    */
   poolProfiles?: PoolProfileSource;
+  /** The leader-elected template capacity of the pool profiles (with `poolProfiles` only), or undefined when off. */
+  templateCapacity?: TemplateCapacityOptions;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

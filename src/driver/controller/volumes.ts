@@ -1,7 +1,8 @@
 // The CSI Controller calls on this node's volumes: create (empty or from a source), delete, validate, list and capacity.
 import type * as csi from '../../csi/types.js';
 import { holdersOf } from '../mount/holders.js';
-import { DEFAULT_FS_TYPE, minimumVolumeBytes, newVolumeBytes, volumeFsType } from '../request/pool-fit.js';
+import { newVolumeBytes, volumeFsType } from '../request/pool-fit.js';
+import { capacityFigures } from '../request/capacity-figures.js';
 import { newVolumeRecord, type VolumeRecord } from '../../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from '../request/capability.js';
 import type { DriverContext } from '../context/context.js';
@@ -199,13 +200,7 @@ export async function getCapacity(ctx: DriverContext, req: csi.GetCapacityReques
   const backend = catalog.pool(params.pool);
   // Space reserved for pods' other claims is not on offer (src/driver/cluster/reservations).
   const available = ctx.reservations?.reportedFree(params.pool) ?? catalog.availableBytes(params.pool);
-  const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
-  // The scheduler trusts maximum_volume_size over available_capacity: when even the smallest
-  // volume of this filesystem no longer fits, no request may look as if it would.
-  // In whole allocation units: a volume of exactly the maximum is one the pool can make.
-  const unit = backend.allocationUnit();
-  const largest = Math.floor(Math.min(available, backend.config.maxVolumeBytes ?? Number.MAX_SAFE_INTEGER) / unit) * unit;
-  const maximum = available < minimum || largest < minimum ? 0 : largest;
+  const { minimum, maximum } = capacityFigures(available, backend, params.fsType);
   return {
     available_capacity: String(available),
     maximum_volume_size: { value: String(maximum) },
