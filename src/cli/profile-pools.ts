@@ -3,13 +3,19 @@ import * as path from 'node:path';
 import type { PoolChoice, PoolProfileSource } from '../driver/cluster/profiles/pool-source.js';
 import type { PoolConfig } from '../pool/pool.js';
 import { parsePoolSpec } from '../pool/pool-spec.js';
-import { checkPools, profileEntries, readPoolConfig } from './pool-config.js';
+import { checkPools, NoPoolEntryError, profileEntries, readPoolConfig } from './pool-config.js';
 
 export class ConfigDirProfiles implements PoolProfileSource {
   constructor(private readonly dir: string, private readonly nodeId: string, readonly labelKey: string, private readonly poolRoot: string | undefined) {}
 
-  async choose(profileValue: string | undefined): Promise<PoolChoice> {
-    const chosen = await readPoolConfig(this.dir, this.nodeId, profileValue);
+  async choose(profileValue: string | undefined): Promise<PoolChoice | undefined> {
+    let chosen;
+    try {
+      chosen = await readPoolConfig(this.dir, this.nodeId, profileValue);
+    } catch (err) {
+      if (err instanceof NoPoolEntryError) return undefined;
+      throw err;
+    }
     return { entry: path.basename(chosen.file), pools: await checkPools(chosen.specs, chosen.file, this.poolRoot) };
   }
 

@@ -14,8 +14,12 @@ export interface PoolChoice {
 export interface PoolProfileSource {
   /** The node label whose value names the profile, e.g. node.kubernetes.io/instance-type. */
   readonly labelKey: string;
-  /** This node's pools, checked and their directories made ready; `profileValue` undefined: the label is unknown or unset. */
-  choose(profileValue: string | undefined): Promise<PoolChoice>;
+  /**
+   * This node's pools, checked and their directories made ready; `profileValue` undefined:
+   * the label is unknown or unset. Undefined when no entry applies (none of the node's name,
+   * none of its profile, no default); throws when the entry that applies is not usable.
+   */
+  choose(profileValue: string | undefined): Promise<PoolChoice | undefined>;
   /** Every profile's pools by label value, parsed only: their directories are on other nodes. */
   profiles(): Promise<Map<string, PoolConfig[]>>;
 }

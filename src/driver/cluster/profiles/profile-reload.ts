@@ -13,6 +13,9 @@ import type { PoolProfileSource } from './pool-source.js';
 export const REASON_POOL_CHANGE_REFUSED = 'PoolChangeRefused';
 export const REASON_POOL_ADDED = 'PoolAdded';
 
+/** The pause between rounds until the Node's label has been read once. */
+const FIRST_READ_RETRY_MS = 1_000;
+
 /** What the reloads found, for the metrics. */
 export interface ProfileFigures {
   /** Pools whose change is refused now (the gauge is 1 for each). */
@@ -28,6 +31,9 @@ export class ProfileReload implements ProfileFigures {
   private refusals = new Set<string>();
   added = 0;
   private running = false;
+  private stopped = false;
+  /** Whether a round has read the Node's label yet. */
+  private labelRead = false;
   private timer: NodeJS.Timeout | undefined;
   /** The configurations of the open pools, as they were opened. */
   private readonly open: PoolConfig[];
@@ -47,14 +53,22 @@ export class ProfileReload implements ProfileFigures {
     return this.refused;
   }
 
-  /** Runs a round every `periodMs`; unref'd, so it never keeps a stopping process alive. */
+  /**
+   * Runs a round every `periodMs`, and every second until the label has been read once (a
+   * driver that started before its Node could be read gets its pools soon after); unref'd,
+   * so it never keeps a stopping process alive.
+   */
   start(periodMs: number): void {
-    this.timer = setInterval(() => void this.round(), periodMs);
-    this.timer.unref();
+    const next = (): void => {
+      this.timer = setTimeout(() => void this.round().finally(() => { if (!this.stopped) next(); }), this.labelRead ? periodMs : Math.min(periodMs, FIRST_READ_RETRY_MS));
+      this.timer.unref();
+    };
+    next();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
   }
 
   private holding(pool: string): PoolHolding {
@@ -77,13 +91,16 @@ export class ProfileReload implements ProfileFigures {
         log('warn', 'pool profiles: cannot read this node\'s labels; pools unchanged', { error: describeApiError(err, `get node ${this.nodeId}`) });
         return;
       }
-      let wanted;
+      this.labelRead = true;
+      let chosen;
       try {
-        wanted = await this.source.choose(value);
+        chosen = await this.source.choose(value);
       } catch (err) {
         log('warn', 'pool profiles: the pool configuration is not usable; pools unchanged', { error: (err as Error).message });
         return;
       }
+      // No entry applies any more: as if every pool were dropped, which is refused for those holding volumes.
+      const wanted = chosen ?? { entry: '(none)', pools: [] };
       const plan = planPoolChange(this.open, wanted.pools, (p) => this.holding(p));
       for (const config of plan.add) {
         try {
