@@ -113,6 +113,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   if (kube !== undefined && config.poolProfiles !== undefined) config.pools = await choosePoolsAtStart(kube, config.nodeId, config.poolProfiles);
   const book = reservationBookFor(config, kube);
   const catalog = await VolumeCatalog.open(config.pools.map(createBackend), { holds: book });
+  await config.poolProfiles?.recordOpened(config.pools);
   const ctx = new DriverContext(config, catalog, kube, book);
   const observer = makeObserver?.(ctx);
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.

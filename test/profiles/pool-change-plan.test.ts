@@ -1,9 +1,13 @@
-// Pool profiles' pure parts: which entry a node takes, and what a new pool list may change on a running driver.
+// Pool profiles' own logic: which entry a node takes, what a new pool list may change on a running driver, and what a restart keeps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { entryNames, PROFILE_PREFIX } from '../../src/cli/pool-config.js';
 import { planPoolChange, type PoolHolding } from '../../src/driver/cluster/profiles/pool-change-plan.js';
 import { parsePoolSpec } from '../../src/pool/pool-spec.js';
+import { keepRefused } from '../../src/driver/cluster/profiles/start-choice.js';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 const EMPTY: PoolHolding = { volumes: 0, snapshots: 0, quarantined: 0, allocatedBytes: 0 };
 const ONE: PoolHolding = { volumes: 1, snapshots: 0, quarantined: 0, allocatedBytes: 16 * 2 ** 20 };
@@ -50,4 +54,24 @@ test('new pools are added; a drop, move or shrink of a pool holding volumes is r
   const overlap = planPoolChange(current, [...current, ...pools('inner=/p/fast/inner')], holding);
   assert.deepEqual(overlap.add, [], 'a new pool inside an open one is not added');
   assert.match(overlap.deferred[0]?.reason ?? '', /overlaps pool fast/);
+});
+
+test('at start, a pool of the last run that the new entry drops or shrinks while it holds records opens as it was; empty ones follow the entry', async (t) => {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-keep-refused-'));
+  t.after(() => fs.rm(root, { recursive: true, force: true }));
+  const [full, empty, gone] = ['full', 'empty', 'gone'].map((n) => path.join(root, n));
+  await fs.mkdir(path.join(full!, 'volumes'), { recursive: true });
+  await fs.writeFile(path.join(full!, 'volumes', 'lv-1.json'), '{}');
+  await fs.writeFile(path.join(full!, 'volumes', 'lv-1.img'), '');
+  await fs.mkdir(path.join(empty!, 'volumes'), { recursive: true });
+  const previous = pools(`full=${full},size=64Mi`, `empty=${empty},size=64Mi`, `gone=${gone},size=64Mi`);
+  assert.deepEqual(await keepRefused(undefined, previous), previous, 'nothing recorded: the entry as it is');
+  const shrunk = await keepRefused(previous, pools(`full=${full},size=8Mi`, `empty=${empty},size=8Mi`));
+  assert.deepEqual(shrunk.map((p) => [p.name, p.sizeBytes]), [['full', 64 * 2 ** 20], ['empty', 8 * 2 ** 20]], 'the pool with a record keeps its size; the empty one shrinks; a directory that is gone holds nothing');
+  const dropped = await keepRefused(previous, pools(`other=${root}/other,size=8Mi`, `inner=${full}/inner,size=8Mi`));
+  assert.deepEqual(dropped.map((p) => p.name), ['other', 'full'], 'dropped but holding: kept; a new pool inside it waits');
+  const snapshotOnly = path.join(root, 'snap');
+  await fs.mkdir(path.join(snapshotOnly, 'snapshots'), { recursive: true });
+  await fs.writeFile(path.join(snapshotOnly, 'snapshots', 'sn-1.json'), '{}');
+  assert.deepEqual((await keepRefused(pools(`snap=${snapshotOnly}`), [])).map((p) => p.name), ['snap'], 'a snapshot record holds the pool too');
 });

@@ -1,11 +1,11 @@
-// Pool profiles on a real driver against the bench's API server: a node gets its pools from its label's profile with no entry of its own, a profile that adds a pool is taken live, and one that would shrink or drop a pool holding a volume is refused with an Event and a metric while every byte stays.
+// Pool profiles on a real driver against the bench's API server: a node gets its pools from its label's profile with no entry of its own, a profile that adds a pool is taken live, and one that would shrink or drop a pool holding a volume is refused with an Event and a metric, while running and across a restart, while every byte stays.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ApiCluster, untilAsync, until } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { available, createVolume, fileHash, httpGet, metricsPort, MiB, stageAndPublish, teardown, writeRandomFile } from '../driver/support.js';
+import { available, createVolume, fileHash, httpGet, logEntries, metricsPort, MiB, stageAndPublish, teardown, writeRandomFile } from '../driver/support.js';
 import { PROFILE_METRIC_NAMES } from '../../src/driver/cluster/profiles/profile-metrics.js';
 import { REASON_POOL_CHANGE_REFUSED } from '../../src/driver/cluster/profiles/profile-reload.js';
 
@@ -82,6 +82,18 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
     assert.equal(await fileHash(file), hash, 'every byte of the volume kept');
     const again = await createVolume(h, 'still-served', 8 * MiB, { parameters: { pool: 'fast' } });
     await h.client.deleteVolume({ volume_id: again.id });
+
+    // A restart with the shrinking entry in place (a DaemonSet rolled by the ConfigMap change):
+    // the pool opens at its recorded size, the volume and its bytes are there, the refusal is reported again.
+    await profile(`fast=${host}/pools/fast,size=8Mi\nbulk=${host}/pools/bulk,size=32Mi\n`);
+    const since = h.log.length;
+    await h.restart();
+    port = await metricsPort(h, since);
+    assert.equal(await available(h, { pool: 'fast' }), freeBefore, 'after the restart: the old size, the volume still counted');
+    assert.equal(await available(h, { pool: 'bulk' }), 32 * MiB, 'the pool added while running opens again');
+    assert.equal(await fileHash(file), hash, 'every byte of the volume kept across the restart');
+    assert.ok(logEntries(h, since).some((e) => e['msg'] === 'pool profiles: change refused at start; the pool opens as it was' && e['pool'] === 'fast'));
+    await untilAsync('the refusal metric after the restart', async () => series(PROFILE_METRIC_NAMES.refused, 'fast', 1).test((await httpGet(port, '/metrics')).body));
 
     // Put back: the refusal clears.
     await profile(`fast=${host}/pools/fast,size=64Mi\nbulk=${host}/pools/bulk,size=32Mi\n`);

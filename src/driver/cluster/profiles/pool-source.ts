@@ -22,4 +22,8 @@ export interface PoolProfileSource {
   choose(profileValue: string | undefined): Promise<PoolChoice | undefined>;
   /** Every profile's pools by label value, parsed only: their directories are on other nodes. */
   profiles(): Promise<Map<string, PoolConfig[]>>;
+  /** The pools this node last opened, as recorded by `recordOpened`; undefined: none recorded, or nowhere to record. */
+  lastOpened(): Promise<PoolConfig[] | undefined>;
+  /** Records the pools open now, so a restart with an entry that would drop or shrink one holding volumes keeps it. */
+  recordOpened(pools: readonly PoolConfig[]): Promise<void>;
 }

@@ -111,6 +111,7 @@ export class ProfileReload implements ProfileFigures {
         }
         this.open.push(config);
         this.added++;
+        await this.source.recordOpened(this.open).catch((err: unknown) => log('warn', 'pool profiles: could not record the pools open', { error: (err as Error).message }));
         log('info', 'pool profiles: pool added', { pool: config.name, dir: config.dir, entry: wanted.entry });
         await this.events.report('Normal', REASON_POOL_ADDED, config.name, `pool ${config.name} (${config.backend} ${config.dir}) added from pool configuration entry ${wanted.entry}`);
       }
