@@ -34,6 +34,7 @@ export class ProfileReload implements ProfileFigures {
   private stopped = false;
   /** Whether a round has read the Node's label yet. */
   private labelRead = false;
+  private readFailing = false;
   private timer: NodeJS.Timeout | undefined;
   /** The configurations of the open pools, as they were opened. */
   private readonly open: PoolConfig[];
@@ -88,9 +89,12 @@ export class ProfileReload implements ProfileFigures {
       try {
         value = await readProfileValue(this.kube, this.nodeId, this.source.labelKey);
       } catch (err) {
-        log('warn', 'pool profiles: cannot read this node\'s labels; pools unchanged', { error: describeApiError(err, `get node ${this.nodeId}`) });
+        // Said once until a read succeeds: before the label is first read the rounds come every second.
+        if (!this.readFailing) log('warn', 'pool profiles: cannot read this node\'s labels; pools unchanged', { error: describeApiError(err, `get node ${this.nodeId}`) });
+        this.readFailing = true;
         return;
       }
+      this.readFailing = false;
       this.labelRead = true;
       let chosen;
       try {
