@@ -35,6 +35,7 @@ export class ProfileReload implements ProfileFigures {
   /** Whether a round has read the Node's label yet. */
   private labelRead = false;
   private readFailing = false;
+  private readonly failedOpen = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   /** The configurations of the open pools, as they were opened. */
   private readonly open: PoolConfig[];
@@ -107,10 +108,14 @@ export class ProfileReload implements ProfileFigures {
       const wanted = chosen ?? { entry: '(none)', pools: [] };
       const plan = planPoolChange(this.open, wanted.pools, (p) => this.holding(p));
       for (const config of plan.add) {
+        if (this.failedOpen.has(config.name)) continue;
         try {
           await this.catalog.addPool(createBackend(config));
         } catch (err) {
-          log('error', 'pool profiles: could not open a new pool', { pool: config.name, error: (err as Error).message });
+          // A pool that failed part-way through opening is not tried again while the driver runs
+          // (the catalog may hold part of it); a restart opens it from the start.
+          this.failedOpen.add(config.name);
+          log('error', 'pool profiles: could not open a new pool; a restart of the driver tries again', { pool: config.name, error: (err as Error).message });
           continue;
         }
         this.open.push(config);
