@@ -12,6 +12,8 @@ export interface PoolHolding {
 export interface PoolChangeNote {
   pool: string;
   reason: string;
+  /** What a refused change would have done: one Event per pool and kind, whatever the pool's figures. */
+  kind?: 'drop' | 'move' | 'shrink';
 }
 
 export interface PoolChangePlan {
@@ -57,7 +59,7 @@ export function planPoolChange(current: readonly PoolConfig[], wanted: readonly 
     const w = byName.get(c.name);
     const h = holding(c.name);
     if (w === undefined) {
-      if (holds(h)) plan.refused.push({ pool: c.name, reason: `the new pool list drops pool ${c.name}, which holds ${describe(h)}` });
+      if (holds(h)) plan.refused.push({ pool: c.name, kind: 'drop', reason: `the new pool list drops pool ${c.name}, which holds ${describe(h)}` });
       else plan.deferred.push({ pool: c.name, reason: `pool ${c.name} is no longer listed; it is empty and closes at the next start` });
       continue;
     }
@@ -65,9 +67,9 @@ export function planPoolChange(current: readonly PoolConfig[], wanted: readonly 
     const moved = w.dir !== c.dir || w.backend !== c.backend || JSON.stringify(w.lvm) !== JSON.stringify(c.lvm);
     const shrunk = c.sizeBytes !== undefined && (w.sizeBytes === undefined || w.sizeBytes < c.sizeBytes);
     if (holds(h) && moved) {
-      plan.refused.push({ pool: c.name, reason: `the new pool list moves pool ${c.name} (${c.backend} ${c.dir} to ${w.backend} ${w.dir}), which holds ${describe(h)}` });
+      plan.refused.push({ pool: c.name, kind: 'move', reason: `the new pool list moves pool ${c.name} (${c.backend} ${c.dir} to ${w.backend} ${w.dir}), which holds ${describe(h)}` });
     } else if (holds(h) && shrunk) {
-      plan.refused.push({ pool: c.name, reason: `the new pool list shrinks pool ${c.name} from ${sizeText(c)} to ${sizeText(w)}, and it holds ${describe(h)}` });
+      plan.refused.push({ pool: c.name, kind: 'shrink', reason: `the new pool list shrinks pool ${c.name} from ${sizeText(c)} to ${sizeText(w)}, and it holds ${describe(h)}` });
     } else {
       plan.deferred.push({ pool: c.name, reason: `pool ${c.name} changed; the change is taken at the next start` });
     }

@@ -127,9 +127,10 @@ export class ProfileReload implements ProfileFigures {
       const refused = new Set<string>();
       for (const r of plan.refused) {
         refused.add(r.pool);
-        // One Event per distinct refusal (a shrink, then a drop of the same pool, are two).
+        // One Event per pool and kind of change (a shrink, then a drop of the same pool, are two;
+        // a new volume in the pool, which changes the figures in the text, is not a new one).
         if (!this.refusals.has(r.reason)) log('error', 'pool profiles: change refused; the pool keeps serving as before', { pool: r.pool, entry: wanted.entry, reason: r.reason });
-        await this.events.report('Warning', REASON_POOL_CHANGE_REFUSED, `${r.pool}\0${r.reason}`, `${r.reason} (entry ${wanted.entry}): refused, the pool keeps serving as before; move or delete its volumes first, see docs/driver.md, "Pool profiles"`);
+        await this.events.report('Warning', REASON_POOL_CHANGE_REFUSED, `${r.pool}\0${r.kind ?? ''}`, `${r.reason} (entry ${wanted.entry}): refused, the pool keeps serving as before; move or delete its volumes first, see docs/driver.md, "Pool profiles"`);
       }
       this.refused = refused;
       this.refusals = new Set(plan.refused.map((r) => r.reason));
