@@ -79,7 +79,8 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --template-capacity M  on or off: the leader publishes, per profile  (env LODE_TEMPLATE_CAPACITY)
                          and class, the capacity of a fresh node for
                          the cluster autoscaler's template nodes
-                         (default on with --pool-config and API access)
+                         (default on with API access and a --pool-config
+                         holding profile.* entries at start)
   --template-capacity-period S                                         (env LODE_TEMPLATE_CAPACITY_PERIOD)
                          the leader's pause between passes (default 60)
   --version              print the version and exit
@@ -176,7 +177,10 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
   const orphans = orphanOptions(values, env, kube !== undefined);
-  const templateCapacity = templateCapacityOptions(values, env, profiles !== undefined);
+  // On by default only where the directory holds profiles at start: every node's driver then
+  // campaigns for the Lease, one read every --leader-retry-period, a cost not worth paying for nothing.
+  const hasProfiles = profiles !== undefined && poolConfig !== undefined && (await profileEntries(poolConfig)).size > 0;
+  const templateCapacity = templateCapacityOptions(values, env, profiles !== undefined, hasProfiles);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
@@ -269,14 +273,14 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   return { mode, namespace, timings, periodMs };
 }
 
-/** Template capacity: on by default with pool profiles (--pool-config and API access), which it publishes. */
-function templateCapacityOptions(values: LeaderValues, env: NodeJS.ProcessEnv, profiles: boolean): TemplateCapacityOptions | undefined {
+/** Template capacity: on by default where pool profiles exist (--pool-config with profile entries, and API access), which it publishes. */
+function templateCapacityOptions(values: LeaderValues, env: NodeJS.ProcessEnv, profiles: boolean, hasProfiles: boolean): TemplateCapacityOptions | undefined {
   const given = values['template-capacity'] ?? (env.LODE_TEMPLATE_CAPACITY || undefined);
   if (given !== undefined && given !== 'on' && given !== 'off') throw new Error(`--template-capacity "${given}" must be on or off`);
   const period = values['template-capacity-period'] ?? (env.LODE_TEMPLATE_CAPACITY_PERIOD || undefined);
   const periodMs = period !== undefined ? decimalSeconds('template-capacity-period', period) : DEFAULT_TEMPLATE_CAPACITY_PERIOD_MS;
   if (given === 'on' && !profiles) throw new Error('--template-capacity on needs --pool-config and API access (--in-cluster or --kubeconfig): it publishes the pool profiles');
-  if ((given ?? (profiles ? 'on' : 'off')) === 'off') return undefined;
+  if ((given ?? (hasProfiles ? 'on' : 'off')) === 'off') return undefined;
   return { ...leaderOptions(values, env), periodMs };
 }
 

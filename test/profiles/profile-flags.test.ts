@@ -32,6 +32,15 @@ test('profile and template capacity flags: on with --pool-config and API access,
   assert.ok(env !== 'help');
   assert.equal(env.config.poolProfiles?.labelKey, 'example.com/pool-profile');
   assert.equal(env.config.templateCapacity, undefined);
+  // Without profile entries (the base's own default entry only) it stays off unless asked for.
+  const { config: plain } = await sandbox(t);
+  await fs.writeFile(path.join(plain, 'default'), `local=${root}/pools/local\n`);
+  const noProfiles = await parseDriverFlags(['--endpoint', 'unix:///tmp/x.sock', '--node-id', 'node-9', '--pool-config', plain, '--pool-root', root, '--in-cluster'], {}, '1');
+  assert.ok(noProfiles !== 'help');
+  assert.ok(noProfiles.config.poolProfiles !== undefined, 'profiles are still followed: one may be added');
+  assert.equal(noProfiles.config.templateCapacity, undefined);
+  const asked = await parseDriverFlags(['--endpoint', 'unix:///tmp/x.sock', '--node-id', 'node-9', '--pool-config', plain, '--pool-root', root, '--in-cluster', '--template-capacity', 'on'], {}, '1');
+  assert.ok(asked !== 'help' && asked.config.templateCapacity !== undefined);
   const period = await parseDriverFlags([...base, '--in-cluster', '--template-capacity-period', '0.5', '--namespace', 'storage'], {}, '1');
   assert.ok(period !== 'help');
   assert.deepEqual([period.config.templateCapacity?.periodMs, period.config.templateCapacity?.namespace], [500, 'storage']);
