@@ -19,7 +19,8 @@ export async function openCatalogState(backends: readonly Backend[], holds?: Spa
   return s;
 }
 
-async function openPool(s: CatalogState, pool: Backend): Promise<void> {
+/** Opens one pool into the catalog: at start, or when a pool profile adds it to a running driver. */
+export async function openPool(s: CatalogState, pool: Backend): Promise<void> {
   const config = pool.config;
   const store = new RecordStore(recordsDir(config), readRecord);
   const snapshotStore = new RecordStore(snapshotsDir(config), readSnapshotRecord);

@@ -38,7 +38,7 @@ export class CatalogState {
   readonly entries = new Map<string, PoolEntry>();
   readonly ledger: SpaceLedger;
 
-  constructor(readonly poolOrder: readonly string[], holds?: SpaceHolds) {
+  constructor(readonly poolOrder: string[], holds?: SpaceHolds) {
     this.ledger = new SpaceLedger(holds);
   }
 

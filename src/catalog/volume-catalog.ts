@@ -5,7 +5,7 @@ import type { QuarantinedVolume } from '../pool/quarantine.js';
 import type { SnapshotRecord } from '../pool/snapshot-record.js';
 import type { VolumeRecord } from '../pool/volume-record.js';
 import type { CatalogState } from './catalog-state.js';
-import { openCatalogState } from './catalog-opening.js';
+import { openCatalogState, openPool } from './catalog-opening.js';
 import { createSnapshot, destroySnapshot } from './snapshot-lifecycle.js';
 import { NO_KEYS, type SpaceHolds } from './space-ledger.js';
 import { destroy, grow, provision, type ProvisionOptions } from './volume-lifecycle.js';
@@ -23,6 +23,17 @@ export class VolumeCatalog implements PoolStatsSource {
   /** Opens every pool's backend, loads its records and finishes or undoes what a crash interrupted. */
   static async open(backends: readonly Backend[], options: CatalogOptions = {}): Promise<VolumeCatalog> {
     return new VolumeCatalog(await openCatalogState(backends, options.holds));
+  }
+
+  /**
+   * Opens a pool into the running catalog (a pool profile added it), loading and recovering
+   * its records as at start; it is listed last, so the default pool stays the first.
+   */
+  async addPool(backend: Backend): Promise<void> {
+    const name = backend.config.name;
+    if (this.s.entries.has(name)) throw new Error(`pool ${name} is open already`);
+    await openPool(this.s, backend);
+    this.s.poolOrder.push(name);
   }
 
   hasPool(name: string): boolean {

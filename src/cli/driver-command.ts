@@ -4,6 +4,7 @@ import { startDriver } from '../driver/server.js';
 import { DriverMetrics } from '../metrics/driver-metrics.js';
 import { startHttpEndpoint, type HttpEndpoint } from '../metrics/http-endpoint.js';
 import { registerOrphanMetrics } from '../driver/cluster/orphans/orphan-metrics.js';
+import { registerProfileMetrics } from '../driver/cluster/profiles/profile-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
 import { packageVersion } from '../util/version.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
@@ -46,6 +47,7 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
   }
   const running = driver;
   if (metrics !== undefined && running.orphans !== undefined) registerOrphanMetrics(metrics.registry, running.orphans, running.ctx.catalog);
+  if (metrics !== undefined && running.profiles !== undefined) registerProfileMetrics(metrics.registry, running.profiles, running.ctx.catalog);
   let endpoint: HttpEndpoint | undefined;
   if (config.metricsAddress !== undefined && metrics !== undefined) {
     try {

@@ -1,16 +1,16 @@
 // Flags of `lode driver`, each also readable from an environment variable (for the DaemonSet).
-import { promises as fs } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as path from 'node:path';
 import type { DriverConfig } from '../driver/context/config.js';
-import { parsePoolSpec } from '../pool/pool-spec.js';
 import { DEFAULT_API_TIMEOUT_MS, type KubeOptions } from '../kube/kube-options.js';
-import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from '../kube/leader-election.js';
+import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem, type LeaseTimings } from '../kube/leader-election.js';
+import { DEFAULT_TEMPLATE_CAPACITY_PERIOD_MS, type TemplateCapacityOptions } from '../driver/cluster/template-capacity/template-capacity.js';
 import { DEFAULT_NAMESPACE, DEFAULT_NODE_LOSS_PERIOD_MS, NODE_LOSS_MODES, type NodeLossMode, type NodeLossOptions } from '../driver/cluster/node-loss/node-loss-options.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../driver/cluster/reservations/pod-reservations.js';
 import { DEFAULT_ORPHAN_CHECK_S, DEFAULT_ORPHAN_GRACE_S, type OrphanOptions } from '../driver/cluster/orphans/orphan-options.js';
 import { isLogLevel, type LogLevel } from '../util/log.js';
-import { preparePoolDir, readPoolConfig } from './pool-config.js';
+import { checkPools, DEFAULT_PROFILE_LABEL, NoPoolEntryError, profileEntries, readPoolConfig, type PoolConfigChoice } from './pool-config.js';
+import { ConfigDirProfiles } from './profile-pools.js';
 
 export const DRIVER_USAGE = `usage: lode driver [flags]
 
@@ -28,6 +28,11 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
                          snapshot-size: thick snapshots' copy-on-write area)
   --pool-config DIR      pools from DIR/<node-id>, else DIR/default,   (env LODE_POOL_CONFIG)
                          one SPEC per line (a mounted ConfigMap); instead of --pool
+  --profile-label KEY    with --pool-config and API access: the Node   (env LODE_PROFILE_LABEL)
+                         label whose value V picks DIR/profile.V when
+                         DIR has no entry of this node's name (default
+                         node.kubernetes.io/instance-type); followed
+                         while running (docs/driver.md, "Pool profiles")
   --pool-root DIR        pool directories must lie under DIR; those   (env LODE_POOL_ROOT)
                          under DIR/pools/ are created when missing
   --target-root DIR      stage/publish targets must lie below it,      (env LODE_TARGET_ROOTS, ':'-separated)
@@ -74,6 +79,13 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --orphan-grace S       report one no PV has named for S seconds      (env LODE_ORPHAN_GRACE)
                          (default 3600)
   --delete-orphans       delete reported orphans nothing uses          (env LODE_DELETE_ORPHANS=true)
+  --template-capacity M  on or off: the leader publishes, per profile  (env LODE_TEMPLATE_CAPACITY)
+                         and class, the capacity of a fresh node for
+                         the cluster autoscaler's template nodes
+                         (default on with API access and a --pool-config
+                         holding profile.* entries at start)
+  --template-capacity-period S                                         (env LODE_TEMPLATE_CAPACITY_PERIOD)
+                         the leader's pause between passes (default 60)
   --version              print the version and exit
 `;
 
@@ -85,6 +97,8 @@ export interface DriverFlags {
 }
 
 const NODE_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?$/;
+/** A label key: an optional DNS-subdomain prefix and '/', then a name of up to 63 characters. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const DRIVER_NAME = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
 
 /** Parses argv (and env) into a config; throws an Error whose message is meant for the operator. */
@@ -98,6 +112,7 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       pool: { type: 'string', multiple: true },
       'pool-config': { type: 'string' },
       'pool-root': { type: 'string' },
+      'profile-label': { type: 'string' },
       'capacity-refresh': { type: 'string' },
       'target-root': { type: 'string', multiple: true },
       'metrics-address': { type: 'string' },
@@ -117,6 +132,8 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
       'orphan-check': { type: 'string' },
       'orphan-grace': { type: 'string' },
       'delete-orphans': { type: 'boolean' },
+      'template-capacity': { type: 'string' },
+      'template-capacity-period': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -133,34 +150,26 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const listed = values.pool ?? (env.LODE_POOLS ?? '').split(';').map((s) => s.trim()).filter((s) => s !== '');
   const poolConfig = values['pool-config'] ?? (env.LODE_POOL_CONFIG || undefined);
   if (poolConfig !== undefined && listed.length > 0) throw new Error('give pools either with --pool (LODE_POOLS) or with --pool-config (LODE_POOL_CONFIG), not both');
-  const chosen = poolConfig !== undefined ? await readPoolConfig(poolConfig, nodeId) : undefined;
-  const poolSpecs = chosen?.specs ?? listed;
-  if (poolSpecs.length === 0) throw new Error('at least one --pool NAME=DIR is required');
-  const pools = poolSpecs.map((spec) => {
-    try {
-      return parsePoolSpec(spec);
-    } catch (err) {
-      throw chosen ? new Error(`${chosen.file}: ${(err as Error).message}`) : err;
-    }
-  });
   const poolRoot = values['pool-root'] ?? (env.LODE_POOL_ROOT || undefined);
   if (poolRoot !== undefined && !path.isAbsolute(poolRoot)) throw new Error(`--pool-root "${poolRoot}" must be an absolute path`);
-  const names = new Set<string>();
-  for (const p of pools) {
-    if (names.has(p.name)) throw new Error(`pool "${p.name}" is given twice`);
-    names.add(p.name);
-    if (poolRoot !== undefined) await preparePoolDir(p.name, p.dir, poolRoot);
-    let st;
+  const kube = kubeOptions(values, env);
+  const profileLabel = values['profile-label'] ?? (env.LODE_PROFILE_LABEL || undefined);
+  if (profileLabel !== undefined && (poolConfig === undefined || kube === undefined)) throw new Error('--profile-label needs --pool-config and API access (--in-cluster or --kubeconfig): the driver reads its Node\'s label');
+  if (profileLabel !== undefined && !LABEL_KEY.test(profileLabel)) throw new Error(`--profile-label "${profileLabel}" is not a label key ([prefix/]name)`);
+  // With API access the pools are chosen again at start by the Node's profile label; a node
+  // with neither its own entry nor "default" may then rely on a profile alone.
+  const profiles = poolConfig !== undefined && kube !== undefined ? new ConfigDirProfiles(poolConfig, nodeId, profileLabel ?? DEFAULT_PROFILE_LABEL, poolRoot) : undefined;
+  let chosen: PoolConfigChoice | undefined;
+  if (poolConfig !== undefined) {
     try {
-      st = await fs.stat(p.dir);
-    } catch {
-      throw new Error(`pool "${p.name}": directory ${p.dir} does not exist`);
+      chosen = await readPoolConfig(poolConfig, nodeId);
+    } catch (err) {
+      if (!(err instanceof NoPoolEntryError && profiles !== undefined && (await profileEntries(poolConfig)).size > 0)) throw err;
     }
-    if (!st.isDirectory()) throw new Error(`pool "${p.name}": ${p.dir} is not a directory`);
   }
-  for (const a of pools) for (const b of pools) {
-    if (a !== b && (a.dir === b.dir || a.dir.startsWith(b.dir + path.sep))) throw new Error(`pools "${a.name}" and "${b.name}" overlap (${a.dir}, ${b.dir})`);
-  }
+  const poolSpecs = chosen?.specs ?? listed;
+  if (poolSpecs.length === 0 && profiles === undefined) throw new Error('at least one --pool NAME=DIR is required');
+  const pools = await checkPools(poolSpecs, chosen?.file, poolRoot);
   const roots = values['target-root'] ?? (env.LODE_TARGET_ROOTS ? env.LODE_TARGET_ROOTS.split(':').filter((s) => s !== '') : ['/var/lib/kubelet']);
   for (const r of roots) if (!path.isAbsolute(r) || r === '/') throw new Error(`--target-root "${r}" must be an absolute directory other than /`);
   const logLevel = values['log-level'] ?? env.LODE_LOG_LEVEL ?? 'info';
@@ -168,16 +177,21 @@ export async function parseDriverFlags(argv: string[], env: NodeJS.ProcessEnv, v
   const metricsAddress = values['metrics-address'] ?? env.LODE_METRICS_ADDRESS;
   const refresh = values['capacity-refresh'] ?? env.LODE_CAPACITY_REFRESH ?? '30';
   const refreshSeconds = wholeSeconds('capacity-refresh', refresh, 1, 86_400);
-  const kube = kubeOptions(values, env);
   const nodeLoss = nodeLossOptions(values, env, kube !== undefined);
   const podReservations = reservationOptions(values, env, kube !== undefined);
   const orphans = orphanOptions(values, env, kube !== undefined);
+  // On by default only where the directory holds profiles at start: every node's driver then
+  // campaigns for the Lease, one read every --leader-retry-period, a cost not worth paying for nothing.
+  const hasProfiles = profiles !== undefined && poolConfig !== undefined && (await profileEntries(poolConfig)).size > 0;
+  const templateCapacity = templateCapacityOptions(values, env, profiles !== undefined, hasProfiles);
   return {
     config: {
       endpoint, nodeId, driverName, vendorVersion, pools,
       ...(kube !== undefined ? { kube, podReservations } : {}),
       ...(nodeLoss !== undefined ? { nodeLoss } : {}),
       ...(orphans !== undefined ? { orphans } : {}),
+      ...(profiles !== undefined ? { poolProfiles: profiles } : {}),
+      ...(templateCapacity !== undefined ? { templateCapacity } : {}),
       controllerExpansion: values['controller-expansion'] ?? env.LODE_CONTROLLER_EXPANSION === 'true',
       targetRoots: roots.map((r) => path.resolve(r)),
       ...(metricsAddress ? { metricsAddress } : {}),
@@ -229,19 +243,16 @@ function decimalSeconds(flag: string, value: string): number {
 
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/** The node-loss handler's settings, or undefined when it does not run (no API access, or off). */
-function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi: boolean): NodeLossOptions | undefined {
-  const given = values['node-loss'] ?? (env.LODE_NODE_LOSS || undefined);
-  if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
-  const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
-  if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
+type LeaderValues = NodeLossValues & { 'template-capacity'?: string; 'template-capacity-period'?: string };
+
+/** The Leases' namespace and timings, shared by every leader-elected feature. */
+function leaderOptions(values: LeaderValues, env: NodeJS.ProcessEnv): { namespace: string; timings: LeaseTimings } {
   const namespace = values.namespace ?? (env.LODE_NAMESPACE || env.POD_NAMESPACE || DEFAULT_NAMESPACE);
   if (!NAMESPACE.test(namespace)) throw new Error(`--namespace "${namespace}" is not a namespace name`);
   const pick = (flag: keyof NodeLossValues, envName: string): string | undefined => values[flag] ?? (env[envName] || undefined);
   const duration = pick('leader-lease-duration', 'LODE_LEADER_LEASE_DURATION');
   const deadline = pick('leader-renew-deadline', 'LODE_LEADER_RENEW_DEADLINE');
   const retry = pick('leader-retry-period', 'LODE_LEADER_RETRY_PERIOD');
-  const period = pick('node-loss-period', 'LODE_NODE_LOSS_PERIOD');
   const timings = {
     leaseDurationSeconds: duration !== undefined ? wholeSeconds('leader-lease-duration', duration, 1, 3600) : DEFAULT_LEASE_TIMINGS.leaseDurationSeconds,
     renewDeadlineMs: deadline !== undefined ? decimalSeconds('leader-renew-deadline', deadline) : DEFAULT_LEASE_TIMINGS.renewDeadlineMs,
@@ -249,9 +260,31 @@ function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi:
   };
   const problem = leaseTimingsProblem(timings);
   if (problem !== undefined) throw new Error(`leader election: ${problem} (--leader-lease-duration ${timings.leaseDurationSeconds}, --leader-renew-deadline ${timings.renewDeadlineMs / 1000}, --leader-retry-period ${timings.retryPeriodMs / 1000})`);
+  return { namespace, timings };
+}
+
+/** The node-loss handler's settings, or undefined when it does not run (no API access, or off). */
+function nodeLossOptions(values: NodeLossValues, env: NodeJS.ProcessEnv, hasApi: boolean): NodeLossOptions | undefined {
+  const given = values['node-loss'] ?? (env.LODE_NODE_LOSS || undefined);
+  if (given !== undefined && !(NODE_LOSS_MODES as readonly string[]).includes(given)) throw new Error(`--node-loss "${given}" must be one of ${NODE_LOSS_MODES.join(', ')}`);
+  const mode = (given ?? (hasApi ? 'on' : 'off')) as NodeLossMode;
+  if (mode !== 'off' && !hasApi) throw new Error(`--node-loss ${mode} needs --in-cluster or --kubeconfig`);
+  const { namespace, timings } = leaderOptions(values, env);
+  const period = values['node-loss-period'] ?? (env.LODE_NODE_LOSS_PERIOD || undefined);
   const periodMs = period !== undefined ? decimalSeconds('node-loss-period', period) : DEFAULT_NODE_LOSS_PERIOD_MS;
   if (mode === 'off') return undefined;
   return { mode, namespace, timings, periodMs };
+}
+
+/** Template capacity: on by default where pool profiles exist (--pool-config with profile entries, and API access), which it publishes. */
+function templateCapacityOptions(values: LeaderValues, env: NodeJS.ProcessEnv, profiles: boolean, hasProfiles: boolean): TemplateCapacityOptions | undefined {
+  const given = values['template-capacity'] ?? (env.LODE_TEMPLATE_CAPACITY || undefined);
+  if (given !== undefined && given !== 'on' && given !== 'off') throw new Error(`--template-capacity "${given}" must be on or off`);
+  const period = values['template-capacity-period'] ?? (env.LODE_TEMPLATE_CAPACITY_PERIOD || undefined);
+  const periodMs = period !== undefined ? decimalSeconds('template-capacity-period', period) : DEFAULT_TEMPLATE_CAPACITY_PERIOD_MS;
+  if (given === 'on' && !profiles) throw new Error('--template-capacity on needs --pool-config and API access (--in-cluster or --kubeconfig): it publishes the pool profiles');
+  if ((given ?? (hasProfiles ? 'on' : 'off')) === 'off') return undefined;
+  return { ...leaderOptions(values, env), periodMs };
 }
 
 /** A whole number of seconds from `min` to `max`, or the operator's error. */

@@ -12,6 +12,9 @@ import { ClaimReasonEvents } from './cluster/claim-reasons/claim-reason-events.j
 import { startNodeLoss } from './cluster/node-loss/node-loss.js';
 import { LimitReports } from './cluster/limit-reports.js';
 import { OrphanCheck } from './cluster/orphans/orphan-check.js';
+import { choosePoolsAtStart } from './cluster/profiles/start-choice.js';
+import { ProfileReload } from './cluster/profiles/profile-reload.js';
+import { TemplateCapacity } from './cluster/template-capacity/template-capacity.js';
 import { VolumeCatalog } from '../catalog/volume-catalog.js';
 import { log } from '../util/log.js';
 import type { DriverConfig } from './context/config.js';
@@ -27,6 +30,10 @@ export interface RunningDriver {
   socketPath: string;
   /** The orphan check, when the driver has API access and it is not turned off. */
   orphans?: OrphanCheck;
+  /** The pool profiles' follower, when the driver has API access and a --pool-config directory. */
+  profiles?: ProfileReload;
+  /** The template capacity publisher, campaigning for its Lease. */
+  templateCapacity?: TemplateCapacity;
   stop(): Promise<void>;
 }
 
@@ -104,8 +111,10 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
   await prepareSocket(socketPath);
   // Credentials are checked before the pools open, so wrong ones stop the start with nothing touched.
   const kube = config.kube !== undefined ? await connectKube(config.kube, config.nodeId, config.vendorVersion) : undefined;
+  if (kube !== undefined && config.poolProfiles !== undefined) config.pools = await choosePoolsAtStart(kube, config.nodeId, config.poolProfiles);
   const book = reservationBookFor(config, kube);
   const catalog = await VolumeCatalog.open(config.pools.map(createBackend), { holds: book });
+  await config.poolProfiles?.recordOpened(config.pools);
   const ctx = new DriverContext(config, catalog, kube, book);
   const observer = makeObserver?.(ctx);
   // channelz keeps per-call statistics nobody reads here; off, it saves work on every call.
@@ -138,6 +147,12 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     : undefined;
   const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
   orphans?.start();
+  const profiles = kube !== undefined && config.poolProfiles !== undefined ? new ProfileReload(catalog, kube, config.nodeId, config.poolProfiles, config.pools) : undefined;
+  profiles?.start(config.capacityRefreshSeconds * 1000);
+  const template = kube !== undefined && config.poolProfiles !== undefined && config.templateCapacity !== undefined
+    ? new TemplateCapacity(kube, config.poolProfiles, config.driverName, config.nodeId, config.templateCapacity)
+    : undefined;
+  template?.start();
   log('info', 'driver started', {
     endpoint: config.endpoint, nodeId: config.nodeId, driverName: config.driverName,
     pools: catalog.poolStats().map((p) => ({ name: p.name, capacityBytes: p.capacityBytes, volumes: p.volumes, quarantined: p.quarantinedVolumes })),
@@ -148,8 +163,12 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     ctx,
     socketPath,
     ...(orphans !== undefined ? { orphans } : {}),
+    ...(profiles !== undefined ? { profiles } : {}),
+    ...(template !== undefined ? { templateCapacity: template } : {}),
     stop: async () => {
       clearInterval(refresher);
+      profiles?.stop();
+      await template?.close();
       // Released first, so another node's driver takes over while this one drains its calls.
       await nodeLoss?.close();
       await orphans?.stop();

@@ -79,6 +79,11 @@ export class LeaseElector {
 
   constructor(private readonly kube: KubeClient, private readonly o: LeaseElectorOptions) {}
 
+  /** The uid of the Lease while this candidate holds it: features name it as their objects' owner. */
+  get leaseUid(): string | undefined {
+    return this.held?.metadata?.uid;
+  }
+
   get isLeader(): boolean {
     return this.leading !== undefined;
   }

@@ -12,7 +12,8 @@ export type CoreApi = Pick<CoreV1Api,
   | 'listNamespacedPod' | 'readNamespacedPod' | 'deleteNamespacedPod'
   | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim' | 'listPersistentVolumeClaimForAllNamespaces'
   | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
-export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass' | 'listNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
+export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass'
+  | 'listNamespacedCSIStorageCapacity' | 'createNamespacedCSIStorageCapacity' | 'replaceNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
 /** A watch of the namespace's Leases (one, by a metadata.name field selector), events handed over as they come. */
 export interface LeaseWatchParams {
   namespace: string;
@@ -80,6 +81,8 @@ export function thinApis(t: HttpTransport): KubeApis {
   const storage: StorageApi = {
     readStorageClass: (p) => t.request({ method: 'GET', path: `${STORAGE}/storageclasses/${seg(p.name)}`, query: queryOf(p) }),
     listStorageClass: (p = {}) => t.request({ method: 'GET', path: `${STORAGE}/storageclasses`, query: queryOf(p) }),
+    createNamespacedCSIStorageCapacity: (p) => t.request({ method: 'POST', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: queryOf(p), body: p.body }),
+    replaceNamespacedCSIStorageCapacity: (p) => t.request({ method: 'PUT', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
     listNamespacedCSIStorageCapacity: (p) => t.request({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: queryOf(p) }),
     deleteNamespacedCSIStorageCapacity: (p) => t.request({ method: 'DELETE', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
   };

@@ -79,3 +79,31 @@ test('the unknown-field check sees nested and metadata typos, and accepts maps',
     'spec.template.spec.containers[0].volumeMounts[0].mountPropogation',
   ]);
 });
+
+test('pool-profiles: profile keys parse with the driver\'s parser, are valid ConfigMap keys, carry size= for the template capacity, and the ConfigMap keeps its name so running drivers see changes', { skip }, async () => {
+  const objects = await renderKustomization(path.join(EXAMPLES, 'pool-profiles'));
+  const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'lode-pools');
+  assert.ok(cm, 'the ConfigMap is lode-pools exactly, no content hash');
+  const ds = objects.find((o) => o.kind === 'DaemonSet') as unknown as IDaemonSet;
+  assert.ok(ds.spec?.template.spec?.volumes?.some((v) => v.configMap?.name === 'lode-pools'), 'the DaemonSet mounts it by that name');
+  const lode = ds.spec?.template.spec?.containers.find((c) => c.name === 'lode');
+  assert.equal(lode?.env?.find((e) => e.name === 'LODE_PROFILE_LABEL')?.value, 'node.kubernetes.io/instance-type');
+  const data = cm['data'] as Record<string, string>;
+  const profiles = Object.keys(data).filter((k) => k.startsWith('profile.'));
+  assert.deepEqual(profiles.sort(), ['profile.i4i.4xlarge', 'profile.m6id.2xlarge']);
+  assert.ok('default' in data, 'other nodes keep the default');
+  const pools = new Set<string>();
+  for (const key of profiles) {
+    assert.match(key, /^[-._a-zA-Z0-9]{1,253}$/);
+    for (const line of data[key]!.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))) {
+      const p = parsePoolSpec(line);
+      assert.ok(p.dir.startsWith('/var/lib/lode/'), `${key}: ${p.dir}`);
+      assert.ok(p.sizeBytes !== undefined, `${key}: pool ${p.name} has size=, so its template capacity is known`);
+      pools.add(p.name);
+    }
+  }
+  for (const sc of objects.filter((o) => o.kind === 'StorageClass') as unknown as IStorageClass[]) {
+    const pool = sc.parameters?.['pool'] ?? '';
+    if (pool !== 'local') assert.ok(pools.has(pool), `${sc.metadata?.name}: pool "${pool}" is in no profile`);
+  }
+});

@@ -58,12 +58,14 @@ function requestOf(method: string): { verb: string; resource: string } {
 /** The driver's modules that make API requests, and the features they make them for. */
 const MODULE_FEATURES: Record<string, ApiFeature[]> = {
   'kube/kube-client.ts': ['api-access'],
-  'kube/leader-election.ts': ['node-loss'],
-  'kube/node-events.ts': ['orphans', 'limit-reports'],
+  'kube/leader-election.ts': ['node-loss', 'template-capacity'],
+  'kube/node-events.ts': ['orphans', 'limit-reports', 'pool-profiles'],
   'driver/cluster/node-loss/': ['node-loss'],
   'driver/cluster/claim-reasons/': ['claim-reasons'],
   'driver/cluster/reservations/': ['pod-reservations'],
   'driver/cluster/orphans/': ['orphans'],
+  'driver/cluster/profiles/': ['pool-profiles'],
+  'driver/cluster/template-capacity/': ['template-capacity'],
 };
 
 /** Where a shared module's features reach it from: each listed feature's code imports it. */
@@ -71,6 +73,8 @@ const FEATURE_ENTRIES: Partial<Record<ApiFeature, string>> = {
   'node-loss': 'driver/cluster/node-loss/node-loss.ts',
   orphans: 'driver/cluster/orphans/orphan-check.ts',
   'limit-reports': 'driver/cluster/limit-reports.ts',
+  'pool-profiles': 'driver/cluster/profiles/profile-reload.ts',
+  'template-capacity': 'driver/cluster/template-capacity/template-capacity.ts',
 };
 
 interface Call { file: string; group: string; verb: string; resource: string }

@@ -41,6 +41,7 @@ import { sweep } from '../nodes/sweep.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { ANN_LODE_POOLS, ANN_PROVISIONED_BY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY, LODE_TOPOLOGY_KEY } from '../api/annotations.js';
 import { parsePoolsAnnotation } from '../api/node-pools.js';
+import type { BenchPoolProfiles } from '../nodes/pool-profiles.js';
 import type { LoadedObject } from '../manifests/load-manifests.js';
 import { admit } from '../admission/admit.js';
 import { invalidMessage } from '../admission/status.js';
@@ -73,6 +74,8 @@ export interface ClusterOptions {
   driverApi?: boolean;
   /** More flags for every driver (a scenario's `driverFlags`). */
   driverFlags?: readonly string[];
+  /** A scenario's `poolProfiles`: a Node without the pools annotation whose label names a profile gets a driver that picks its pools by that label. */
+  poolProfiles?: BenchPoolProfiles;
   /** Told about each teardown action and problem. */
   log?: (line: string) => void;
   /**
@@ -237,7 +240,7 @@ export class Cluster {
     // The drivers of new Nodes start in parallel (bounded); the objects are still applied one by one, in order.
     for (const { kind, object } of objects) {
       const name = object.metadata?.name ?? '';
-      const pools = object.metadata?.annotations?.[ANN_LODE_POOLS];
+      const pools = kind === 'Node' ? this.driverPools(object as V1Node) : undefined;
       if (kind === 'Node' && this.lostNodes.has(name)) throw new Error(`Node "${name}" was ${this.lostNodes.get(name)} in this run; the bench does not bring a lost node back`);
       if (kind === 'Node' && pools !== undefined && !this.nodes.has(name) && this.store.get('Node', name) === undefined) {
         this.driverStarts.start(name, this.newDriver(name, pools));
@@ -382,9 +385,24 @@ export class Cluster {
     return out;
   }
 
-  private newDriver(name: string, poolsAnnotation: string): NodeDriver {
+  /**
+   * A Node's pools: its `lode.csi.dev/pools` annotation, else the scenario's profile of its
+   * label's value (the driver picks that one itself); undefined: no Lode on the node.
+   */
+  private driverPools(node: V1Node): { annotation: string } | { profile: string } | undefined {
+    const annotation = node.metadata?.annotations?.[ANN_LODE_POOLS];
+    if (annotation !== undefined) return { annotation };
+    const profiles = this.opts.poolProfiles;
+    const value = profiles !== undefined ? node.metadata?.labels?.[profiles.label] : undefined;
+    return value !== undefined && profiles?.profiles.has(value) ? { profile: value } : undefined;
+  }
+
+  private newDriver(name: string, pools: { annotation: string } | { profile: string }): NodeDriver {
+    const profiles = this.opts.poolProfiles;
     return new NodeDriver({
-      nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: parsePoolsAnnotation(poolsAnnotation),
+      nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName,
+      pools: 'annotation' in pools ? parsePoolsAnnotation(pools.annotation) : profiles?.profiles.get(pools.profile) ?? [],
+      ...('profile' in pools && profiles !== undefined ? { profiles } : {}),
       // With API access, the settings the DaemonSet gives its driver too (its features on and off as there).
       ...(this.driverApi !== undefined && this.driverEnv !== undefined ? { kubeconfig: this.driverApi.kubeconfig, env: this.driverEnv } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
@@ -419,7 +437,7 @@ export class Cluster {
   private async addNode(node: V1Node): Promise<void> {
     const name = node.metadata?.name ?? '';
     node.metadata!.labels = { [LABEL_HOSTNAME]: name, ...(node.metadata?.labels ?? {}) };
-    const poolsAnn = node.metadata?.annotations?.[ANN_LODE_POOLS];
+    const poolsAnn = this.driverPools(node);
     if (poolsAnn === undefined) {
       // No Lode pools: no driver, but a kubelet still runs the node's pods.
       const absent = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false });

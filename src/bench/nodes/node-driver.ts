@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../csi/client.js';
 import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
 import { BtrfsMedium } from './btrfs-medium.js';
+import { poolSpecLine, writeProfileDir, type BenchPoolProfiles } from './pool-profiles.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -36,6 +37,12 @@ export interface NodeDriverOptions {
   env?: Readonly<Record<string, string>>;
   /** More driver flags, appended after the bench's own (a scenario's `driverFlags`). */
   extraArgs?: readonly string[];
+  /**
+   * The scenario's pool profiles, for a node whose pools come from its label: the driver gets
+   * --pool-config (every profile, no entry of its own) instead of --pool, and picks by itself;
+   * `pools` are then the ones its profile names, for the bench's own use (disks, reports).
+   */
+  profiles?: BenchPoolProfiles;
 }
 
 export class NodeDriver {
@@ -111,7 +118,12 @@ export class NodeDriver {
       if (p.backend === 'dir') await this.medium(p).ensure();
       // The bench's nodes allow inline ephemeral volumes up to the pool's size, so scenarios
       // show what the scheduler does not see (a real pool allows them only with this option).
-      args.push('--pool', `${p.name}=${this.poolDir(p.name)},backend=${p.backend},size=${p.sizeBytes},inline-max-size=${p.sizeBytes}`);
+      if (this.opts.profiles === undefined) args.push('--pool', poolSpecLine(p, this.poolDir(p.name)));
+    }
+    if (this.opts.profiles !== undefined) {
+      const dir = join(this.opts.nodeDir, 'pool-config');
+      writeProfileDir(dir, this.opts.profiles, (pool) => this.poolDir(pool));
+      args.push('--pool-config', dir, '--profile-label', this.opts.profiles.label);
     }
     args.push('--target-root', this.kubeletDir);
     // Every start, the first and each after a kill (a driver restart, a lost node's cleanup at

@@ -8,6 +8,7 @@ import { type Kind } from '../api/kinds.js';
 import { isKind } from '../api/resources.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
 import { CAPACITY_POLL_MS } from '../controllers/capacity-publisher.js';
+import { parseBenchPoolProfiles, type BenchPoolProfiles } from '../nodes/pool-profiles.js';
 import { checkInlineObjects, loadManifests, ManifestError, type LoadedObject, type UnmodelledFields } from '../manifests/load-manifests.js';
 
 export type WaitCondition =
@@ -20,7 +21,9 @@ export type WaitCondition =
   | { for: 'noPodsOn'; node: string }
   | { for: 'nodeCleared'; node: string }
   /** An Event with this reason written through the API (by a driver): awaited in wall time, the virtual clock standing still. */
-  | { for: 'event'; reason: string; involvedKind: string | undefined; involvedName?: string };
+  | { for: 'event'; reason: string; involvedKind: string | undefined; involvedName?: string }
+  /** Exactly `count` objects of a kind with these labels, written through the API (by a driver): awaited as `event` is. */
+  | { for: 'apiObjects'; kind: Kind; labels: Record<string, string>; count: number };
 
 export type Step =
   | { op: 'apply'; objects: LoadedObject[]; label: string }
@@ -62,6 +65,8 @@ export interface Scenario {
   driverFlags?: string[];
   /** `real`: the real kubernetes-csi sidecars in place of the re-enacted ones (`sidecars`); such a run is paced. */
   sidecars?: SidecarsMode;
+  /** Pools by a node label's value (`poolProfiles`): nodes without the pools annotation get them through their driver's --pool-config; needs driverApi. */
+  poolProfiles?: BenchPoolProfiles;
   steps: Step[];
 }
 
@@ -108,7 +113,18 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   if (sidecars !== 'reenacted' && sidecars !== 'real') throw new ManifestError(`${path}: sidecars: must be reenacted or real, not ${JSON.stringify(sidecars)}`);
   if (sidecars === 'real' && provisioning === 'central') throw new ManifestError(`${path}: sidecars: real runs csi-provisioner on every node (--node-deployment), as the DaemonSet does; it needs provisioning: distributed`);
   const driverFlags = doc.driverFlags === undefined ? [] : strings(doc.driverFlags, `${path}: driverFlags`);
+  let poolProfiles: BenchPoolProfiles | undefined;
+  if (doc.poolProfiles !== undefined) {
+    try {
+      poolProfiles = parseBenchPoolProfiles(doc.poolProfiles, `${path}: poolProfiles`);
+    } catch (err) {
+      throw new ManifestError((err as Error).message);
+    }
+    // The driver reads its Node's label: without API access it could not pick a profile.
+    if (!driverApi) throw new ManifestError(`${path}: poolProfiles needs driverApi: true (a driver picks its profile by its Node's label)`);
+  }
   return {
+    ...(poolProfiles !== undefined ? { poolProfiles } : {}),
     name,
     provisioning,
     driverApi,
@@ -181,7 +197,7 @@ function parseStep(raw: unknown, where: string, dir: string, unmodelled: Unmodel
 
 function parseWait(arg: unknown, where: string): Step {
   const spec: Json = typeof arg === 'string' ? { for: arg } : isObject(arg) ? arg : {};
-  const timeoutMs = spec.timeout === undefined ? (spec.for === 'event' ? DEFAULT_EVENT_WAIT_MS : DEFAULT_WAIT_MS) : parseDuration(spec.timeout as string);
+  const timeoutMs = spec.timeout === undefined ? (spec.for === 'event' || spec.for === 'apiObjects' ? DEFAULT_EVENT_WAIT_MS : DEFAULT_WAIT_MS) : parseDuration(spec.timeout as string);
   let condition: WaitCondition;
   switch (spec.for) {
     case 'settled':
@@ -216,8 +232,16 @@ function parseWait(arg: unknown, where: string): Step {
         ...(typeof spec.involvedName === 'string' ? { involvedName: spec.involvedName } : {}),
       };
       break;
+    case 'apiObjects': {
+      const labels = spec.labels ?? {};
+      if (!isKind(spec.kind) || typeof spec.count !== 'number' || !isObject(labels) || !Object.values(labels).every((v) => typeof v === 'string')) {
+        throw new ManifestError(`${where}: wait apiObjects: expected kind, count and labels (a mapping of strings)`);
+      }
+      condition = { for: 'apiObjects', kind: spec.kind, labels: labels as Record<string, string>, count: spec.count };
+      break;
+    }
     default:
-      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared, event`);
+      throw new ManifestError(`${where}: wait.for: ${JSON.stringify(spec.for)} is not one of settled, allPodsRunning, podsRunning, pvcsBound, snapshotsReady, gone, noPodsOn, nodeCleared, event, apiObjects`);
   }
   if (spec.paced !== undefined && typeof spec.paced !== 'boolean') throw new ManifestError(`${where}: wait.paced: expected true or false`);
   return { op: 'wait', condition, timeoutMs, label: String(spec.for), ...(spec.paced !== undefined ? { paced: spec.paced } : {}) };

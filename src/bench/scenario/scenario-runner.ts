@@ -62,6 +62,8 @@ function conditionHolds(cluster: Cluster, c: WaitCondition, quiet: { writes: num
       return store.list('Pod').every((p) => p.spec?.nodeName !== c.node)
         && store.list('PersistentVolume').every((pv) => pvNode(pv) !== c.node)
         && store.list('CSIStorageCapacity').every((k) => !Object.values(k.nodeTopology?.matchLabels ?? {}).includes(c.node));
+    case 'apiObjects':
+      return store.list(c.kind).filter((o) => Object.entries(c.labels).every(([k, v]) => o.metadata?.labels?.[k] === v)).length === c.count;
     case 'event':
       return (store.list('Event') as Array<{ reason?: string; involvedObject?: { kind?: string; name?: string } }>).some((e) => e.reason === c.reason
         && (c.involvedKind === undefined || e.involvedObject?.kind === c.involvedKind) && (c.involvedName === undefined || e.involvedObject?.name === c.involvedName));
@@ -160,7 +162,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
     }
     case 'wait': {
       const quiet = { writes: -1, since: cluster.clock.now() };
-      if (step.condition.for === 'event') {
+      if (step.condition.for === 'event' || step.condition.for === 'apiObjects') {
         const outcome = await rt.awaitClients(() => conditionHolds(cluster, step.condition, quiet), step.timeoutMs);
         waits.push({ step: index, label: step.label, outcome, virtualMs: cluster.clock.now() });
         return;
@@ -187,6 +189,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const cluster = new Cluster({
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
     driverApi: scenario.driverApi ?? true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
+    ...(scenario.poolProfiles !== undefined ? { poolProfiles: scenario.poolProfiles } : {}),
   });
   cluster.runtime.signal = opts.signal;
   // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.

@@ -1,9 +1,10 @@
 // Every API request the driver makes, by feature, and where each feature's permissions are installed: deploy/base/rbac.yaml for the default features, deploy/components/node-loss for the opt-in one; a test keeps the roles equal to this list.
 import { nodeLossLeaseName } from './node-loss/node-loss-options.js';
+import { templateCapacityLeaseName } from './template-capacity/template-capacity.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
-export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'claim-reasons' | 'orphans' | 'limit-reports';
+export type ApiFeature = 'api-access' | 'pod-reservations' | 'node-loss' | 'claim-reasons' | 'orphans' | 'limit-reports' | 'pool-profiles' | 'template-capacity';
 
 /**
  * Where a feature's roles ship. 'base': deploy/base, on with API access. A kustomize component
@@ -15,6 +16,8 @@ export const FEATURE_INSTALL: Readonly<Record<ApiFeature, 'base' | 'components/n
   'pod-reservations': 'base',
   orphans: 'base',
   'limit-reports': 'base',
+  'pool-profiles': 'base',
+  'template-capacity': 'base',
   'node-loss': 'components/node-loss',
   // It runs on the node-loss leader (one look for the cluster), which only the component elects.
   'claim-reasons': 'components/node-loss',
@@ -62,6 +65,12 @@ export const PERMISSIONS: readonly Permission[] = [
   { feature: 'orphans', group: '', resource: 'persistentvolumes', verbs: ['list'], why: 'the volume handles the PVs name, to find this node\'s volumes that no PV names' },
   { feature: 'orphans', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per orphaned volume, refreshed (patched) so it outlives the event TTL' },
   { feature: 'limit-reports', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per pool whose volumes\' writers can get past their limits, and per volume whose writer did, refreshed (patched) likewise' },
+  { feature: 'pool-profiles', group: '', resource: 'nodes', verbs: ['get'], why: 'pool profiles: the profile label of this node\'s own Node, at start and while running' },
+  { feature: 'pool-profiles', group: '', resource: 'events', verbs: ['create', 'patch'], why: 'an Event on this node\'s Node per pool a profile added, and per refused change of a pool holding volumes, refreshed (patched) likewise' },
+  { feature: 'template-capacity', group: 'coordination.k8s.io', resource: 'leases', verbs: ['create'], scope: 'own-namespace', why: 'leader election: the first candidate creates the template capacity Lease (a create cannot be limited by name)' },
+  { feature: 'template-capacity', group: 'coordination.k8s.io', resource: 'leases', verbs: ['get', 'update', 'watch'], scope: 'own-namespace', resourceNames: [templateCapacityLeaseName('lode.csi.dev')], why: 'leader election: one node\'s driver publishes the template capacity; the Lease, named after the driver, owns the objects; followers watch it by name' },
+  { feature: 'template-capacity', group: 'storage.k8s.io', resource: 'storageclasses', verbs: ['list'], why: 'the driver\'s classes that bind on first consumer: one capacity object per profile and class' },
+  { feature: 'template-capacity', group: 'storage.k8s.io', resource: 'csistoragecapacities', verbs: ['list', 'create', 'update', 'delete'], scope: 'own-namespace', why: 'the template capacity objects (labelled managed-by lode-template-capacity; csi-provisioner leaves them alone): made, kept current, deleted when their profile or class goes' },
 ];
 
 /** The permissions installed at one place (deploy/base, or a component), in catalogue order. */

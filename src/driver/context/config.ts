@@ -3,6 +3,8 @@ import type { KubeOptions } from '../../kube/kube-options.js';
 import type { NodeLossOptions } from '../cluster/node-loss/node-loss-options.js';
 import type { OrphanOptions } from '../cluster/orphans/orphan-options.js';
 import type { PoolConfig } from '../../pool/pool.js';
+import type { PoolProfileSource } from '../cluster/profiles/pool-source.js';
+import type { TemplateCapacityOptions } from '../cluster/template-capacity/template-capacity.js';
 
 export interface DriverConfig {
   /** unix:///path/to/csi.sock */
@@ -27,6 +29,13 @@ export interface DriverConfig {
   podReservations?: { enabled: boolean; ttlMs: number };
   /** The orphan check (with API access only), or undefined when off. */
   orphans?: OrphanOptions;
+  /**
+   * Pool profiles (--pool-config with API access): the pools are chosen again at start from
+   * the Node's profile label, and followed while the driver runs; undefined: `pools` as given.
+   */
+  poolProfiles?: PoolProfileSource;
+  /** The leader-elected template capacity of the pool profiles (with `poolProfiles` only), or undefined when off. */
+  templateCapacity?: TemplateCapacityOptions;
 }
 
 /** The one topology key: each node is its own segment, which is what makes volumes node-local. */

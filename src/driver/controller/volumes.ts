@@ -1,7 +1,8 @@
 // The CSI Controller calls on this node's volumes: create (empty or from a source), delete, validate, list and capacity.
 import type * as csi from '../../csi/types.js';
 import { holdersOf } from '../mount/holders.js';
-import { DEFAULT_FS_TYPE, maximumNewVolumeBytes, minimumVolumeBytes, newVolumeBytes, volumeFsType } from '../request/pool-fit.js';
+import { newVolumeBytes, volumeFsType } from '../request/pool-fit.js';
+import { capacityFigures } from '../request/capacity-figures.js';
 import { newVolumeRecord, type VolumeRecord } from '../../pool/volume-record.js';
 import { parseCapability, requireCapability, type Capability } from '../request/capability.js';
 import type { DriverContext } from '../context/context.js';
@@ -199,8 +200,7 @@ export async function getCapacity(ctx: DriverContext, req: csi.GetCapacityReques
   const backend = catalog.pool(params.pool);
   // Space reserved for pods' other claims is not on offer (src/driver/cluster/reservations).
   const available = ctx.reservations?.reportedFree(params.pool) ?? catalog.availableBytes(params.pool);
-  const minimum = minimumVolumeBytes(backend, params.fsType || DEFAULT_FS_TYPE);
-  const maximum = maximumNewVolumeBytes(backend, available, params.fsType);
+  const { minimum, maximum } = capacityFigures(available, backend, params.fsType);
   return {
     available_capacity: String(available),
     maximum_volume_size: { value: String(maximum) },
