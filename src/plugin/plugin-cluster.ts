@@ -117,6 +117,19 @@ export class PluginCluster {
     return this.read('list pods', async () => (await this.core.listPodForAllNamespaces({})).items);
   }
 
+  /** The pods matching a label selector in one namespace (the driver's DaemonSet pods). */
+  podsSelected(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    return this.read(`list pods -n ${namespace}`, async () => (await this.core.listNamespacedPod({ namespace, labelSelector })).items);
+  }
+
+  /**
+   * GET PATH of a pod's PORT through the API server's pod proxy (pods/proxy, as
+   * `kubectl get --raw /api/v1/namespaces/NS/pods/NAME:PORT/proxy/PATH` does): the text it answers.
+   */
+  podProxy(namespace: string, pod: string, port: number, path: string): Promise<string> {
+    return this.read(`get pods/proxy ${namespace}/${pod}:${port}`, () => this.core.connectGetNamespacedPodProxyWithPath({ namespace, name: `${pod}:${port}`, path }));
+  }
+
   podsIn(namespace: string): Promise<V1Pod[]> {
     return this.read(`list pods -n ${namespace}`, async () => (await this.core.listNamespacedPod({ namespace })).items);
   }
