@@ -62,6 +62,8 @@ export interface Scenario {
   driverFlags?: string[];
   /** `real`: the real kubernetes-csi sidecars in place of the re-enacted ones (`sidecars`); such a run is paced. */
   sidecars?: SidecarsMode;
+  /** Each node's DaemonSet Pod in the API, its driver's /metrics behind the pod proxy (`driverPods`; real sidecars always have them). */
+  driverPods?: boolean;
   steps: Step[];
 }
 
@@ -108,12 +110,15 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
   if (sidecars !== 'reenacted' && sidecars !== 'real') throw new ManifestError(`${path}: sidecars: must be reenacted or real, not ${JSON.stringify(sidecars)}`);
   if (sidecars === 'real' && provisioning === 'central') throw new ManifestError(`${path}: sidecars: real runs csi-provisioner on every node (--node-deployment), as the DaemonSet does; it needs provisioning: distributed`);
   const driverFlags = doc.driverFlags === undefined ? [] : strings(doc.driverFlags, `${path}: driverFlags`);
+  const driverPods = doc.driverPods ?? false;
+  if (typeof driverPods !== 'boolean') throw new ManifestError(`${path}: driverPods: must be true or false, not ${JSON.stringify(driverPods)}`);
   return {
     name,
     provisioning,
     driverApi,
     driverFlags,
     sidecars,
+    driverPods,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),
