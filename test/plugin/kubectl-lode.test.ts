@@ -1,4 +1,4 @@
-// kubectl lode through the real kubectl against one held bench run with drivers that have API access: status, volumes, orphans, why (both Pending cases), kubectl's flags and exit codes.
+// kubectl lode through the real kubectl against held bench runs with drivers that have API access: status (with the drivers' metrics through the pod proxy, and a driver that does not answer), volumes, orphans, why (both Pending cases), kubectl's flags and exit codes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
