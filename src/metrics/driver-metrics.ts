@@ -2,6 +2,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RpcObserver } from '../driver/rpc/observer.js';
 import type { PoolStats, PoolStatsSource } from '../pool/pool-stats.js';
+import { packageVersion } from '../util/version.js';
+import { METRIC_NAMES } from './metric-names.js';
 
 /** Identity of the driver, attached to every series so figures from many nodes can be told apart. */
 export interface DriverMetricsOptions {
@@ -9,23 +11,7 @@ export interface DriverMetricsOptions {
   nodeId: string;
 }
 
-/** Names of the metrics this module defines (the process_* and nodejs_* defaults come on top). */
-export const METRIC_NAMES = {
-  rpcTotal: 'lode_csi_rpc_total',
-  rpcDuration: 'lode_csi_rpc_duration_seconds',
-  poolCapacity: 'lode_pool_capacity_bytes',
-  poolAllocated: 'lode_pool_allocated_bytes',
-  poolAvailable: 'lode_pool_available_bytes',
-  poolVolumes: 'lode_pool_volumes',
-  poolSnapshots: 'lode_pool_snapshots',
-  poolSnapshotBytes: 'lode_pool_snapshot_bytes',
-  quarantinedVolumes: 'lode_quarantined_volumes',
-  poolInfo: 'lode_pool_info',
-  thinDataUsed: 'lode_thin_pool_data_used_ratio',
-  thinMetadataUsed: 'lode_thin_pool_metadata_used_ratio',
-  limitEscapable: 'lode_pool_limit_escapable',
-  limitEscapes: 'lode_volume_limit_escapes_total',
-} as const;
+export { METRIC_NAMES };
 
 // From sub-millisecond identity calls to mkfs and resize of large volumes, which take seconds.
 const RPC_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -99,6 +85,13 @@ export class DriverMetrics implements RpcObserver {
       (p) => (p.escapableBy !== undefined ? 1 : 0),
     );
     this.limitEscapesCounter();
+    // The usual build-info form: joins on version in PromQL, and `kubectl lode status` shows it per node.
+    new Gauge({
+      name: METRIC_NAMES.buildInfo,
+      help: 'Always 1; version is the running driver\'s release (its package.json version).',
+      labelNames: ['version'],
+      registers: [this.registry],
+    }).set({ version: packageVersion() }, 1);
   }
 
   /** A counter whose value the pools keep (it restarts with the driver, as a counter may). */

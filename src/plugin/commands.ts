@@ -4,6 +4,7 @@ import { CAPACITY_DRIVER_LABEL } from '../driver/cluster/node-loss/lost-nodes.js
 import { nodeLossLeaseName } from '../driver/cluster/node-loss/node-loss-options.js';
 import { orphanColumns, orphanRows } from './orphans.js';
 import type { PluginArgs, Subcommand } from './plugin-args.js';
+import { scrapeDrivers } from './driver-scrape.js';
 import { ClusterError, type PluginCluster } from './plugin-cluster.js';
 import { structured, table, useColour } from './plugin-output.js';
 import { isDriverEvent, POOL_COLUMNS, statusReport, WARNING_COLUMNS } from './status.js';
@@ -18,16 +19,19 @@ export async function runCommand(args: PluginArgs, command: Subcommand, cluster:
     case 'status': {
       // PVs and capacity objects before Nodes: lostNodes' rule (a node named first and missing later was deleted).
       const [pvs, capacities] = await Promise.all([cluster.volumes(driverName), cluster.capacities(`${CAPACITY_DRIVER_LABEL}=${driverName}`)]);
-      const [nodes, csiNodes, classes, events, lease] = await Promise.all([
+      const [nodes, csiNodes, classes, events, lease, drivers] = await Promise.all([
         cluster.nodes(), cluster.csiNodes(), cluster.classes(driverName), cluster.nodeEvents(), cluster.lease(args.driverNamespace, nodeLossLeaseName(driverName)),
+        scrapeDrivers(cluster, args.driverNamespace, driverName),
       ]);
-      const report = statusReport({ driverName, nodes, csiNodes, classes, capacities, pvs, events, lease });
+      const report = statusReport({ driverName, nodes, csiNodes, classes, capacities, pvs, events, lease, drivers });
       if (format === 'json' || format === 'yaml') return structured('LodeStatus', driverName, report, format);
       const parts = [table(report.pools, POOL_COLUMNS, format, colour)];
       if (report.lostNodes.length > 0) parts.push(`\nLost nodes: ${report.lostNodes.map((l) => `${l.name} (${l.signal})`).join(', ')}\n`);
       if (report.classesWithoutSpace.length > 0) parts.push(`\nClasses no node has space for: ${report.classesWithoutSpace.map((c) => `${c.storageClass} (pool "${c.pool}")`).join(', ')}\n`);
       if (report.nodeLossLeader !== null) parts.push(`\nNode-loss handler: ${report.nodeLossLeader.holder || '<no holder>'}${report.nodeLossLeader.renewTime !== null ? ` (lease renewed ${report.nodeLossLeader.renewTime})` : ''}\n`);
       if (report.warnings.length > 0) parts.push(`\nWarnings from the driver:\n${table(report.warnings, WARNING_COLUMNS, format, colour)}`);
+      // Partial figures are still an answer (exit code 0): the note says what is missing and why.
+      if (report.driverNote !== null) parts.push(`\nNote: ${report.driverNote}\n`);
       return parts.join('');
     }
     case 'volumes': {

@@ -26,7 +26,9 @@ export class UsageError extends Error {
 export const USAGE = `kubectl lode: what the Lode CSI driver's volumes and pools look like, from the Kubernetes API.
 
 Usage:
-  kubectl lode status             per node: its pools (free space, allocated, largest volume), the driver, lost nodes, warnings
+  kubectl lode status             per node: its pools (backend, size, allocated, free, largest volume, quarantined;
+                                  the drivers' metrics read through the pod proxy), the driver's health and
+                                  version, lost nodes, warnings
   kubectl lode volumes            every Lode PersistentVolume: node, pool, size, claim, pod, snapshots
   kubectl lode orphans            the driver's volumes no PersistentVolume names (reported by the drivers' orphan check)
   kubectl lode why CLAIM|POD      why a claim or pod is Pending: per node, the first reason it cannot go there
@@ -38,7 +40,7 @@ Flags (as kubectl's):
   -n, --namespace NAME            the namespace of the claim or pod (why); default: the context's
   -o, --output FORMAT             wide, json or yaml
   --driver-name NAME              the CSI driver's name (default lode.csi.dev)
-  --driver-namespace NAME         the driver's namespace (default lode-system)
+  --driver-namespace NAME         the driver's namespace (default lode-system): its pods, the node-loss Lease
   -h, --help                      this text
 `;
 

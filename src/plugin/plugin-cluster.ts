@@ -1,5 +1,5 @@
 // The plugin's door to the cluster: the user's kubeconfig (as kubectl reads it, with --kubeconfig and --context), and the few lists each subcommand needs.
-import type { CoordinationV1Api, CoreV1Api, CoreV1Event, CustomObjectsApi, KubeConfig, StorageV1Api, V1CSINode, V1CSIStorageCapacity, V1Lease, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
+import type { CoordinationV1Api, RequestContext, ResponseContext, CoreV1Api, CoreV1Event, CustomObjectsApi, KubeConfig, StorageV1Api, V1CSINode, V1CSIStorageCapacity, V1Lease, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
 import { apiStatus } from '../kube/kube-errors.js';
 import { CLUSTER_EVENT_NAMESPACE } from '../kube/event-body.js';
 import { packageVersion } from '../util/version.js';
@@ -40,12 +40,17 @@ function describe(err: unknown, what: string): ClusterError {
   return new ClusterError(`${what}: the server could not be reached: ${typeof cause?.message === 'string' ? cause.message : message}`);
 }
 
+/** How long one driver's /metrics may take through the pod proxy before its figures count as unknown. */
+const PROXY_TIMEOUT_MS = 15_000;
+
 export class PluginCluster {
   private constructor(
     private readonly core: CoreV1Api,
     private readonly storage: StorageV1Api,
     private readonly coordination: CoordinationV1Api,
     private readonly custom: CustomObjectsApi,
+    /** The same API for pods/proxy only, each request bounded by PROXY_TIMEOUT_MS. */
+    private readonly proxyCore: CoreV1Api,
     /** The context's namespace, or "default": where a claim or pod named without -n is looked for. */
     readonly namespace: string,
   ) {}
@@ -71,13 +76,13 @@ export class PluginCluster {
     if (cluster === null) throw new ClusterError('no cluster in the kubeconfig\'s current context: give --kubeconfig or --context, or set KUBECONFIG');
     const userAgent = `kubectl-lode/${packageVersion()}`;
     // As KubeConfig.makeApiClient builds one, with the plugin's own User-Agent so audit logs tell its requests apart.
-    const configuration = k8s.createConfiguration({
-      baseServer: new k8s.ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
-      promiseMiddleware: [{ pre: async (request) => { request.setHeaderParam('User-Agent', userAgent); return request; }, post: async (response) => response }],
-    });
+    const agent = { pre: async (request: RequestContext) => { request.setHeaderParam('User-Agent', userAgent); return request; }, post: async (response: ResponseContext) => response };
+    const configuration = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(cluster.server, {}), authMethods: { default: kc }, promiseMiddleware: [agent] });
+    // kube-apiserver bounds no proxied request (to it, proxy is long-running): a pod that accepts and never answers would hold the command.
+    const bounded = { pre: async (request: RequestContext) => { request.setSignal(AbortSignal.timeout(PROXY_TIMEOUT_MS)); return request; }, post: async (response: ResponseContext) => response };
+    const proxyConfiguration = k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(cluster.server, {}), authMethods: { default: kc }, promiseMiddleware: [agent, bounded] });
     const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-    return new PluginCluster(new k8s.CoreV1Api(configuration), new k8s.StorageV1Api(configuration), new k8s.CoordinationV1Api(configuration), new k8s.CustomObjectsApi(configuration), namespace);
+    return new PluginCluster(new k8s.CoreV1Api(configuration), new k8s.StorageV1Api(configuration), new k8s.CoordinationV1Api(configuration), new k8s.CustomObjectsApi(configuration), new k8s.CoreV1Api(proxyConfiguration), namespace);
   }
 
   private async read<T>(what: string, call: () => Promise<T>): Promise<T> {
@@ -115,6 +120,25 @@ export class PluginCluster {
 
   pods(): Promise<V1Pod[]> {
     return this.read('list pods', async () => (await this.core.listPodForAllNamespaces({})).items);
+  }
+
+  /** The pods matching a label selector in one namespace (the driver's DaemonSet pods). */
+  podsSelected(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    return this.read(`list pods -n ${namespace}`, async () => (await this.core.listNamespacedPod({ namespace, labelSelector })).items);
+  }
+
+  /**
+   * GET PATH of a pod's PORT through the API server's pod proxy (pods/proxy, as
+   * `kubectl get --raw /api/v1/namespaces/NS/pods/NAME:PORT/proxy/PATH` does): the text it answers.
+   */
+  async podProxy(namespace: string, pod: string, port: number, path: string): Promise<string> {
+    const what = `get pods/proxy ${namespace}/${pod}:${port}`;
+    try {
+      return await this.read(what, () => this.proxyCore.connectGetNamespacedPodProxyWithPath({ namespace, name: `${pod}:${port}`, path }));
+    } catch (err) {
+      if (err instanceof ClusterError && err.status === undefined && /\b(timeout|aborted)\b/i.test(err.message)) throw new ClusterError(`${what}: no answer within ${PROXY_TIMEOUT_MS / 1000}s`);
+      throw err;
+    }
   }
 
   podsIn(namespace: string): Promise<V1Pod[]> {

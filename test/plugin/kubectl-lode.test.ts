@@ -1,4 +1,4 @@
-// kubectl lode through the real kubectl against one held bench run with drivers that have API access: status, volumes, orphans, why (both Pending cases), kubectl's flags and exit codes.
+// kubectl lode through the real kubectl against held bench runs with drivers that have API access: status (with the drivers' metrics through the pod proxy, and a driver that does not answer), volumes, orphans, why (both Pending cases), kubectl's flags and exit codes.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { needsRoot } from '../bench/run-helpers.js';
 import { holdRun } from '../helpers/held-run.js';
 import { KUBECTL_BINARIES } from '../bench/apiserver/kubectl-runner.js';
+import { packageVersion } from '../../src/util/version.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const PLUGIN = join(REPO, 'dist/src/plugin/main.js');
@@ -15,6 +16,8 @@ const LAUNCHER = join(REPO, 'deploy/kubectl-lode');
 const SCENARIO = join(REPO, 'test/plugin/fixtures/scenario.yaml');
 /** The machine's kubectl: plugins need 1.12 or later, which Debian's 1.20 also is, but one kubectl is enough here. */
 const KUBECTL = KUBECTL_BINARIES[0];
+/** What lode_build_info says: package.json's version. */
+const VERSION = packageVersion();
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -74,26 +77,51 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
     assert.match(await lode(['--help']), /kubectl lode why CLAIM\|POD/);
   });
 
-  it('status: per node its pool, free space and allocated bytes, the orphan warning on node-1, the class whose pool no node has, the node-loss leader', async () => {
+  it('status: per node its pool, backend, size, allocated and free space, quarantined volumes, the driver\'s health and version; the orphan warning on node-1, the class whose pool no node has, the node-loss leader', async () => {
     const out = await lode(['status']);
     const table = rows(out.split('\n\n')[0] ?? '');
-    assert.deepEqual(table[0], ['NODE', 'STATE', 'DRIVER', 'POOL', 'FREE', 'ALLOCATED', 'VOLUMES', 'LARGEST', 'WARNINGS']);
-    // node-1 holds kept-data's 32Mi volume (its PV) and the orphan's 24Mi, which no PV counts: 160 - 56 = 104Mi free.
+    assert.deepEqual(table[0], ['NODE', 'STATE', 'DRIVER', 'HEALTH', 'VERSION', 'POOL', 'BACKEND', 'SIZE', 'ALLOCATED', 'FREE', 'VOLUMES', 'LARGEST', 'QUARANTINED', 'WARNINGS']);
+    // Each pool is "local=160Mi" on a loop backend (cluster.yaml). node-1 holds kept-data's 32Mi volume
+    // (its PV) and the orphan's 24Mi, which no PV counts but its driver does: 56Mi allocated, 160 - 56 = 104Mi free.
     const byNode = new Map(table.slice(1).map((r) => [r[0], r]));
-    assert.deepEqual(byNode.get('node-1')?.slice(3), ['local', '104Mi', '32Mi', '1', '104Mi', '1']);
-    assert.deepEqual(byNode.get('node-2')?.slice(3), ['local', '160Mi', '0B', '0', '160Mi', '0']);
+    assert.deepEqual(byNode.get('node-1')?.slice(3), ['Ready', VERSION, 'local', 'loop', '160Mi', '56Mi', '104Mi', '1', '104Mi', '0', '1']);
+    assert.deepEqual(byNode.get('node-2')?.slice(3), ['Ready', VERSION, 'local', 'loop', '160Mi', '0B', '160Mi', '0', '160Mi', '0', '0']);
     assert.deepEqual(table.slice(1).map((r) => r[1]), ['Ready', 'Ready']);
     assert.match(out, /Classes no node has space for: lode-nowhere \(pool "nowhere"\)/);
     assert.match(out, /Node-loss handler: node-\d/);
     assert.match(out, /node-1 +OrphanedVolume +volume lv-\S+ \(pvc-\S+\) in pool local, 24Mi/);
+    assert.doesNotMatch(out, /Note:/, 'every driver answered: nothing unknown');
     assert.doesNotMatch(out, /\u001b\[/, 'no colour into a pipe');
-    const report = await json<{ kind: string; pools: Array<{ node: string; pool: string; freeBytes: number; allocatedBytes: number; maximumBytes: Record<string, number | null> }> }>(['status']);
+    const report = await json<{ kind: string; driverNote: string | null; pools: Array<{ node: string; pool: string; freeBytes: number; allocatedBytes: number; maximumBytes: Record<string, number | null>; driverHealth: string; driverVersion: string | null; driver: Record<string, unknown> | null }> }>(['status']);
     assert.equal(report.kind, 'LodeStatus');
+    assert.equal(report.driverNote, null);
+    const n1 = report.pools.find((p) => p.node === 'node-1');
+    assert.deepEqual([n1?.driverHealth, n1?.driverVersion, n1?.allocatedBytes], ['Ready', VERSION, 32 * 2 ** 20]);
+    assert.deepEqual(n1?.driver, { backend: 'loop', sizeBytes: 160 * 2 ** 20, allocatedBytes: 56 * 2 ** 20, availableBytes: 104 * 2 ** 20, thinDataUsed: null, thinMetadataUsed: null, quarantinedVolumes: 0 });
     const n2 = report.pools.find((p) => p.node === 'node-2');
     assert.equal(n2?.freeBytes, 160 * 2 ** 20);
     // The xfs class can make nothing in a 160Mi pool: xfs takes at least 300Mi.
     assert.deepEqual(n2?.maximumBytes, { 'lode-local': 160 * 2 ** 20, 'lode-local-xfs': 0 });
-    assert.match(await lode(['status', '-o', 'wide']), /lode-local\(largest 104Mi\),lode-local-xfs\(largest 0B\)/);
+    const wide = await lode(['status', '-o', 'wide']);
+    assert.match(wide, /lode-local\(largest 104Mi\),lode-local-xfs\(largest 0B\)/);
+    // IN-PVS: what the PVs add up to; THIN-DATA and THIN-META: "-" for a pool that is not thin.
+    assert.deepEqual(rows(wide.split('\n\n')[0] ?? '')[1]?.slice(14, 17), ['32Mi', '-', '-']);
+  });
+
+  it('kubectl get --raw through the pod proxy: the driver pod\'s metrics port answers with the driver\'s own metrics text', async () => {
+    const pods = JSON.parse((await run(['get', 'pods', '-n', 'lode-system', '-l', 'app.kubernetes.io/name=lode', '-o', 'json'])).stdout) as { items: Array<{ metadata: { name: string }; spec: { nodeName: string; containers: Array<{ ports?: Array<{ name?: string; containerPort: number }> }> } }> };
+    assert.deepEqual(pods.items.map((p) => [p.metadata.name, p.spec.nodeName]), [['lode-node-node-1', 'node-1'], ['lode-node-node-2', 'node-2']]);
+    const port = pods.items[1]?.spec.containers[0]?.ports?.find((p) => p.name === 'metrics')?.containerPort;
+    assert.equal(port, 9809, 'the port deploy/components/monitoring names metrics');
+    const r = await run(['get', '--raw', `/api/v1/namespaces/lode-system/pods/lode-node-node-2:${port}/proxy/metrics`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^# HELP /);
+    assert.match(r.stdout, new RegExp(`\nlode_build_info\\{version="${VERSION.replaceAll('.', '\\.')}",driver_name="lode.csi.dev",node_id="node-2"\\} 1\n`));
+    assert.match(r.stdout, /\nlode_pool_capacity_bytes\{pool="local",backend="loop",driver_name="lode.csi.dev",node_id="node-2"\} 167772160\n/);
+    // Any other port has nothing behind it, as a pod IP's closed port: upstream's 503.
+    const closed = await run(['get', '--raw', '/api/v1/namespaces/lode-system/pods/lode-node-node-2:9808/proxy/metrics']);
+    assert.equal(closed.code, 1);
+    assert.match(closed.stderr, /ServiceUnavailable.*error trying to reach service/);
   });
 
   it('volumes: the one PV left, with its node, pool, size, claim and pod; -o yaml carries the same', async () => {
@@ -203,5 +231,49 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
     const lost = await run(['lode', 'status'], { LODE_HOME: join(home, 'nowhere'), PATH: `${bin}:/usr/bin:/bin` }, KUBECTL!);
     assert.equal(lost.code, 1);
     assert.match(lost.stderr, /kubectl-lode cannot find a built Lode package: set LODE_HOME/);
+  });
+});
+
+describe('kubectl lode status when a driver does not answer its pod proxy', { skip: needsRoot ?? (KUBECTL === undefined ? 'kubectl is not installed' : undefined) }, () => {
+  let root = '';
+  let held: Awaited<ReturnType<typeof holdRun>>;
+  const lode = (args: string[]): Promise<Ran> => new Promise((resolve) => {
+    const p = spawn(KUBECTL!, ['lode', ...args], { env: { ...process.env, KUBECONFIG: held.kubeconfig, LODE_HOME: REPO, PATH: `${join(REPO, 'deploy')}:${process.env['PATH'] ?? ''}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    // A bound that turns a hang into a failure; never asserted.
+    const bound = setTimeout(() => p.kill('SIGKILL'), 60_000);
+    p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
+  });
+
+  before(async () => {
+    root = mkdtempSync('/tmp/lode-kubectl-plugin-down-');
+    held = await holdRun(join(REPO, 'test/plugin/fixtures/driver-down.yaml'), root);
+  });
+
+  after(async () => {
+    if (held.child.exitCode === null) held.child.kill('SIGINT');
+    assert.equal(await held.exited, 0);
+    if (existsSync(root) && readdirSync(root).length === 0) rmdirSync(root);
+  });
+
+  it('the figures only the driver knows are <unknown>, one note says where and why, the rest is shown, exit code 0', async () => {
+    const r = await lode(['status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const [head, row] = r.stdout.split('\n\n')[0]!.trimEnd().split('\n').map((l) => l.split(/ {3,}/));
+    assert.deepEqual(head?.slice(3, 13), ['HEALTH', 'VERSION', 'POOL', 'BACKEND', 'SIZE', 'ALLOCATED', 'FREE', 'VOLUMES', 'LARGEST', 'QUARANTINED']);
+    // The pod is still Running in the API (its kubelet saw no container die); its free space comes from the capacity objects.
+    assert.deepEqual(row?.slice(0, 13), ['node-1', 'Ready', '<no csinode>', 'Ready', '<unknown>', 'local', '<unknown>', '<unknown>', '<unknown>', '64Mi', '0', '64Mi', '<unknown>']);
+    const notes = r.stdout.match(/^Note: .*$/gm) ?? [];
+    assert.equal(notes.length, 1, r.stdout);
+    assert.match(notes[0]!, /^Note: backend, size, allocated bytes, thin fill, quarantined volumes and driver version are unknown on node-1: pod lode-node-node-1 did not answer on port 9809: the server answered 503: error trying to reach service: nothing answers on port 9809/);
+    const json = await lode(['status', '-o', 'json']);
+    assert.equal(json.code, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as { driverNote: string | null; pools: Array<{ node: string; driver: unknown; driverVersion: string | null; freeBytes: number }> };
+    assert.match(report.driverNote ?? '', /unknown on node-1: pod lode-node-node-1 did not answer/);
+    assert.deepEqual(report.pools.map((p) => [p.node, p.driver, p.driverVersion, p.freeBytes]), [['node-1', null, null, 64 * 2 ** 20]]);
   });
 });

@@ -12,7 +12,8 @@ import { openApiV3For, openApiV3Index } from './openapi.js';
 import { openApiV2Protobuf, OPENAPI_V2_PROTOBUF_TYPE } from './openapi-v2.js';
 import { parseRequestPath, verbOf, type ResourcePath } from './request-info.js';
 import { getObject, listPage, parseSelection, selects } from './reads.js';
-import { badRequest, methodNotAllowed, notAcceptable, StatusError, unsupportedMediaType } from './status.js';
+import { badRequest, methodNotAllowed, notAcceptable, notFound, StatusError, unsupportedMediaType } from './status.js';
+import { forward, parsePodProxyPath, type PodProxyPath } from './pod-proxy.js';
 import { parse as parseYaml } from 'yaml';
 import { toTable, type IncludeObject } from './tables/table.js';
 import { getScale, hasScale, writeScale } from './scale.js';
@@ -34,6 +35,8 @@ export interface ApiBackend extends WriteBackend {
   clock: VirtualClock;
   /** The run's request counts, which count clients of this server beside the modelled components. */
   requests?: RequestCounts;
+  /** The loopback port of the process standing for a pod's port (pods/proxy), or undefined where none does. */
+  podPort?(namespace: string, pod: string, port: number): number | undefined;
 }
 
 /**
@@ -233,10 +236,17 @@ export class ApiServer {
     let proto = false;
     try {
       const url = new URL(req.url ?? '/', 'http://bench');
-      const path = parseRequestPath(url.pathname);
       const accept = parseAccept(req.headers.accept);
       const method = req.method ?? 'GET';
       const client = clientOf(req.headers['user-agent']);
+      const proxy = parsePodProxyPath(url.pathname);
+      if (proxy !== undefined) {
+        this.opts.onRequest?.(client, 'get', 'pods', 'proxy');
+        this.run?.b.requests?.record(`external/${client}`, 'get', 'pods', 'proxy');
+        await this.podProxy(req, res, proxy, url.search);
+        return;
+      }
+      const path = parseRequestPath(url.pathname);
       if (path.type === 'resource') {
         const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
         // API request counting hooks in here: one call per resource request.
@@ -305,6 +315,23 @@ export class ApiServer {
     } catch (err) {
       this.sendError(res, err, proto);
     }
+  }
+
+  /** pods/proxy: the pod must exist; its port (the first declared one when none is named) must be one a bench process stands behind. */
+  private async podProxy(req: IncomingMessage, res: ServerResponse, p: PodProxyPath, query: string): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed('the bench\'s pod proxy serves GET and HEAD');
+    const r = resourceFor('', 'v1', 'pods')!;
+    const pod = this.b.store.get('Pod', p.pod, p.namespace);
+    if (pod === undefined) throw notFound(r, p.pod);
+    const declared = (pod.spec?.containers ?? []).flatMap((c) => c.ports ?? []);
+    const port = p.port === '' ? declared[0]?.containerPort : /^\d+$/.test(p.port) ? Number(p.port) : undefined;
+    // Upstream dials the pod's IP on the port as written, so a port name fails to dial there too.
+    if (port === undefined) throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: ${p.port === '' ? `pod ${p.pod} declares no port` : `"${p.port}" is not a port number`}`);
+    const target = this.b.podPort?.(p.namespace, p.pod, port);
+    if (target === undefined) {
+      throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: nothing answers on port ${port} of pod ${p.namespace}/${p.pod} (in the bench only a driver's DaemonSet pod answers, on its metrics port, while its driver runs)`);
+    }
+    await forward(req, res, target, p.path, query);
   }
 
   private resourceType(p: ResourcePath): ResourceType {

@@ -56,6 +56,7 @@ import { RealSidecars } from '../sidecars/real-sidecars.js';
 import { daemonSetDriverEnv, daemonSetIdentity } from '../sidecars/daemonset-args.js';
 import { shippedVersion, type Component, type SidecarsMode } from '../sidecars/components.js';
 import { registerPlugin, waitForSocket } from '../sidecars/plugin-registration.js';
+import { driverPod } from '../nodes/driver-pod.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
 export type ProvisioningMode = 'distributed' | 'central';
@@ -84,6 +85,11 @@ export interface ClusterOptions {
    * (startRealSidecars must be awaited before the first Node is applied).
    */
   sidecars?: SidecarsMode;
+  /**
+   * Show each node's DaemonSet Pod (real sidecars always do: their provisioner reads it), its
+   * driver serving /metrics that the API's pod proxy reaches, as `kubectl lode status` reads them.
+   */
+  driverPods?: boolean;
 }
 
 /** The uid of the DaemonSet that owns each node's sidecar Pod: not served, only named in ownerReferences. */
@@ -305,18 +311,11 @@ export class Cluster {
     // Known from here on, so a failure below still tears its driver down.
     const entry: SimNode = { name, driver, topology: {}, kubelet };
     this.nodes.set(name, entry);
-    const ds = daemonSetIdentity();
-    const pod = `${ds.name}-${name}`;
+    const pod = driverPod(name, DAEMONSET_UID).metadata?.name ?? '';
     const caps = await driver.client.controllerGetCapabilities({});
     const snapshots = (caps.capabilities ?? []).some((c) => c.rpc?.type === 'CREATE_DELETE_SNAPSHOT');
     // The provisioner's owner lookup (--capacity-ownerref-level=1) reads this Pod as it starts.
-    this.kubectl.create('Pod', {
-      metadata: {
-        name: pod, namespace: ds.namespace, labels: { 'app.kubernetes.io/name': 'lode', 'app.kubernetes.io/component': 'node' },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.name, uid: DAEMONSET_UID, controller: true, blockOwnerDeletion: true }],
-      },
-      spec: { nodeName: name, containers: [{ name: 'lode', image: 'lode' }] },
-    });
+    this.kubectl.create('Pod', driverPod(name, DAEMONSET_UID));
     const nodeDir = join(this.opts.workDir, 'nodes', name);
     const started = real.startNode(name, driver.socketPath, nodeDir, pod, snapshots);
     await waitForSocket(started.registrationSocket, () => started.registrar.running || started.registrar.restarts < 3);
@@ -406,7 +405,32 @@ export class Cluster {
       // With API access, the settings the DaemonSet gives its driver too (its features on and off as there).
       ...(this.driverApi !== undefined && this.driverEnv !== undefined ? { kubeconfig: this.driverApi.kubeconfig, env: this.driverEnv } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
+      metrics: this.showsDriverPods,
     });
+  }
+
+  /** Whether the API shows each node's DaemonSet Pod (driverPods, or real sidecars). */
+  private get showsDriverPods(): boolean {
+    return this.opts.driverPods === true || this.sidecars === 'real';
+  }
+
+  /** The DaemonSet's Pod on a node that has just joined, as the DaemonSet controller makes it (with driverPods). */
+  private addDriverPod(node: string): void {
+    if (this.opts.driverPods === true && this.sidecars !== 'real') this.kubectl.create('Pod', driverPod(node, DAEMONSET_UID));
+  }
+
+  /**
+   * Where the pod proxy reaches `port` of a driver's DaemonSet Pod: the loopback port its
+   * driver serves /metrics on, when `port` is the Pod's declared metrics port and the driver
+   * runs; undefined for anything else (no process of the bench stands behind it).
+   */
+  podPort(namespace: string, pod: string, port: number): number | undefined {
+    const p = this.store.get('Pod', pod, namespace);
+    if (p === undefined || !(p.metadata?.ownerReferences ?? []).some((r) => r.uid === DAEMONSET_UID)) return undefined;
+    const node = this.nodes.get(p.spec?.nodeName ?? '');
+    if (node === undefined || this.lostNodes.has(node.name)) return undefined;
+    const declared = (p.spec?.containers ?? []).flatMap((c) => c.ports ?? []).find((x) => x.name === 'metrics')?.containerPort;
+    return declared === port ? node.driver.metricsPort : undefined;
   }
 
   private async applyOne(kind: Kind, object: AnyObject): Promise<void> {
@@ -466,6 +490,7 @@ export class Cluster {
       // kubelet's plugin registration copies the driver's topology segments onto the Node's labels.
       node.metadata!.labels = { ...node.metadata!.labels, ...topology };
       kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
+      this.addDriverPod(name);
       if (snapshotter) this.runtime.register(snapshotter);
       this.runtime.register(kubelet);
       this.centralCapacity?.refresh();
@@ -487,6 +512,7 @@ export class Cluster {
     this.nodes.set(name, { name, driver, topology: provisioner.topology, provisioner, capacity, kubelet, ...(snapshotter ? { snapshotter } : {}) });
     node.metadata!.labels = { ...node.metadata!.labels, ...provisioner.topology };
     kubeletCtx.store.create('Node', withKubeletConditions(node, this.clock.date()));
+    this.addDriverPod(name);
     this.runtime.register(provisioner);
     this.runtime.register(capacity);
     if (snapshotter) this.runtime.register(snapshotter);

@@ -1,5 +1,6 @@
 // One simulated node's real `lode driver` process: its pools, socket and kubelet directory under the bench work dir.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +44,11 @@ export interface NodeDriverOptions {
    * `pools` are then the ones its profile names, for the bench's own use (disks, reports).
    */
   profiles?: BenchPoolProfiles;
+  /**
+   * Serve /metrics and /healthz on a free loopback port (`--metrics-address`), where the
+   * bench's pod proxy reaches them: for runs whose API shows the driver's DaemonSet pods.
+   */
+  metrics?: boolean;
 }
 
 export class NodeDriver {
@@ -74,6 +80,12 @@ export class NodeDriver {
   get running(): boolean {
     return this.child !== undefined;
   }
+
+  /** The loopback port the running driver serves /metrics on (undefined while down, or without `metrics`). */
+  get metricsPort(): number | undefined {
+    return this.child === undefined ? undefined : this.port;
+  }
+  private port: number | undefined;
 
   /** The running process's id (undefined while down), so a caller can read what it was started with from /proc. */
   get pid(): number | undefined {
@@ -126,6 +138,12 @@ export class NodeDriver {
       args.push('--pool-config', dir, '--profile-label', this.opts.profiles.label);
     }
     args.push('--target-root', this.kubeletDir);
+    if (this.opts.metrics === true) {
+      // A port free now, chosen anew each start: should another process take it first, the
+      // driver exits on the bind and start() tries again with another.
+      this.port = await freeLoopbackPort();
+      args.push('--metrics-address', `127.0.0.1:${this.port}`);
+    }
     // Every start, the first and each after a kill (a driver restart, a lost node's cleanup at
     // teardown), has the same command line and environment: a scenario's driverFlags may need
     // the API (--node-loss on, --orphan-check), and a driver started without it would refuse them.
@@ -166,7 +184,8 @@ export class NodeDriver {
         this.csi = c;
         try {
           const r = await c.probe({}, { timeoutMs: 2_000 });
-          if (r.ready?.value !== false) return;
+          // The metrics endpoint opens just after the CSI socket: ready once both answer.
+          if (r.ready?.value !== false && await this.metricsListening()) return;
         } catch (err) {
           lastErr = err;
         }
@@ -174,6 +193,17 @@ export class NodeDriver {
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`driver of node ${this.nodeName} not ready after ${this.opts.startTimeoutMs ?? 30_000} ms: ${String(lastErr)}`);
+  }
+
+  /** Whether the driver's metrics port takes connections (true when it serves none). */
+  private metricsListening(): Promise<boolean> {
+    const port = this.port;
+    if (this.opts.metrics !== true || port === undefined) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => { socket.destroy(); resolve(false); });
+    });
   }
 
   /** The last lines the driver wrote, for error messages (the work dir is removed afterwards). */
@@ -223,4 +253,17 @@ export class NodeDriver {
     this.log?.end();
     this.log = undefined;
   }
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on at this moment. */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const a = probe.address();
+      const port = a !== null && typeof a !== 'string' ? a.port : 0;
+      probe.close(() => (port > 0 ? resolve(port) : reject(new Error('no free loopback port'))));
+    });
+  });
 }

@@ -67,6 +67,8 @@ export interface Scenario {
   sidecars?: SidecarsMode;
   /** Pools by a node label's value (`poolProfiles`): nodes without the pools annotation get them through their driver's --pool-config; needs driverApi. */
   poolProfiles?: BenchPoolProfiles;
+  /** Each node's DaemonSet Pod in the API, its driver's /metrics behind the pod proxy (`driverPods`; real sidecars always have them). */
+  driverPods?: boolean;
   steps: Step[];
 }
 
@@ -123,6 +125,8 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     // The driver reads its Node's label: without API access it could not pick a profile.
     if (!driverApi) throw new ManifestError(`${path}: poolProfiles needs driverApi: true (a driver picks its profile by its Node's label)`);
   }
+  const driverPods = doc.driverPods ?? false;
+  if (typeof driverPods !== 'boolean') throw new ManifestError(`${path}: driverPods: must be true or false, not ${JSON.stringify(driverPods)}`);
   return {
     ...(poolProfiles !== undefined ? { poolProfiles } : {}),
     name,
@@ -130,6 +134,7 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     driverApi,
     driverFlags,
     sidecars,
+    driverPods,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     file: path,
     seed: overrides.seed ?? (typeof doc.seed === 'number' ? doc.seed : 1),

@@ -188,7 +188,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
-    driverApi: scenario.driverApi ?? true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars,
+    driverApi: scenario.driverApi ?? true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars, driverPods: scenario.driverPods ?? false,
     ...(scenario.poolProfiles !== undefined ? { poolProfiles: scenario.poolProfiles } : {}),
   });
   cluster.runtime.signal = opts.signal;
