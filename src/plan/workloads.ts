@@ -4,7 +4,7 @@ import type {
   V1CSIDriver, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1PodTemplateSpec, V1StatefulSet, V1StorageClass,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { checkInlineObjects, ManifestError, manifestFiles, type LoadedObject } from '../bench/manifests/load-manifests.js';
+import { checkInlineObjects, ManifestError, manifestFilesOf, type LoadedObject } from '../bench/manifests/load-manifests.js';
 import { isObject } from '../bench/admission/json.js';
 import { applyDefaultStorageClass } from '../bench/api/default-storage-class.js';
 
@@ -30,21 +30,12 @@ export function readWorkloads(paths: string[]): Workloads {
   const problems: string[] = [];
   const loaded: LoadedObject[] = [];
   const ignored: Record<string, number> = {};
-  for (const p of paths) {
-    let files: string[];
+  for (const file of manifestFilesOf(paths, problems)) {
     try {
-      files = manifestFiles(p);
+      loaded.push(...readFile(file, ignored));
     } catch (err) {
-      problems.push(`${p}: cannot read: ${(err as Error).message}`);
-      continue;
-    }
-    for (const file of files) {
-      try {
-        loaded.push(...readFile(file, ignored));
-      } catch (err) {
-        if (err instanceof ManifestError) problems.push(...err.problems);
-        else problems.push(`${file}: ${(err as Error).message}`);
-      }
+      if (err instanceof ManifestError) problems.push(...err.problems);
+      else problems.push(`${file}: ${(err as Error).message}`);
     }
   }
   if (problems.length > 0) throw new ManifestError(problems);

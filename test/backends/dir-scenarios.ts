@@ -44,7 +44,14 @@ export async function scratchFilesystem(t: TestContext, sizeMiB: number, mkfs: r
   const device = (await sh('losetup', ['--find', '--show', image])).trim();
   let mounted = false;
   t.after(async () => {
-    if (mounted) await sh('umount', [mnt]);
+    // A pool's background health check (a quota tool on the mount) started by the test's last
+    // call may still be running for a moment: busy until it ends.
+    for (let tries = 0; mounted; tries++) {
+      const r = await cmd('umount', [mnt]);
+      if (r.code === 0) break;
+      if (!/busy/.test(r.stderr) || tries >= 50) throw new Error(`umount ${mnt} exited ${r.code}: ${r.stderr.trim()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await sh('losetup', ['-d', device]);
     await rm(dir, { recursive: true, force: true });
   });

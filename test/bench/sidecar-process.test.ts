@@ -7,28 +7,7 @@ import { hostname } from 'node:os';
 import { spawn } from 'node:child_process';
 import { SidecarProcess } from '../../src/bench/sidecars/sidecar-process.js';
 import { needsRoot } from './run-helpers.js';
-
-async function until(what: string, check: () => boolean, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`${what} did not happen`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // Killed but not yet reaped (its parent is gone; whoever adopts it reaps it): dead all the same.
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+import { alive, until } from '../helpers/until.js';
 
 const MODULE = new URL('../../src/bench/sidecars/sidecar-process.js', import.meta.url).href;
 

@@ -11,6 +11,7 @@ import { Runtime } from '../../src/bench/runtime/runtime.js';
 import { ApiServer } from '../../src/bench/apiserver/server.js';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { RequestCounts } from '../../src/bench/api/request-counts.js';
+export { until, untilAsync } from './until.js';
 
 export interface ApiClusterOptions {
   driverName?: string;
@@ -61,24 +62,6 @@ export class ApiCluster {
     await this.held;
     await this.server.close();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** Polls `check` until it holds; a bound against a hang, not a speed check. */
-export async function until(what: string, check: () => boolean, boundMs = 30_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** `until` for a check that must ask something (a gRPC call, a file): polled until it holds, bounded against a hang. */
-export async function untilAsync(what: string, check: () => Promise<boolean>, boundMs = 30_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

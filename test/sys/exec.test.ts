@@ -5,30 +5,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { ExecError, run } from '../../src/sys/exec.js';
+import { alive, until } from '../helpers/until.js';
 
 const MODULE = new URL('../../src/sys/exec.js', import.meta.url).href;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // Killed but not reaped yet (its parent is gone; init reaps it): dead all the same.
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(what: string, check: () => boolean, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`${what} did not happen`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('a tool started through the seam dies when its driver is SIGKILLed, instead of acting on after a restart', async () => {
   // A driver stand-in: starts a long tool through run() (as mkfs or mount would be), says the tool's pid, waits to be killed.

@@ -36,6 +36,19 @@ export function manifestFiles(path: string): string[] {
   return [path];
 }
 
+/** The manifest files of several paths, in order; a path that cannot be read is added to `problems`, and the rest still read. */
+export function manifestFilesOf(paths: readonly string[], problems: string[]): string[] {
+  const files: string[] = [];
+  for (const p of paths) {
+    try {
+      files.push(...manifestFiles(p));
+    } catch (err) {
+      problems.push(`${p}: cannot read: ${(err as Error).message}`);
+    }
+  }
+  return files;
+}
+
 /** Unmodelled fields seen so far across loads, each reported once per run, and the objects of kinds no controller acts on. */
 export class UnmodelledFields {
   private readonly seen = new Map<string, string>();
@@ -117,28 +130,19 @@ function checkObject(item: unknown, where: string, file: string, unmodelled: Unm
 export function loadManifests(paths: string[], unmodelled?: UnmodelledFields): LoadedObject[] {
   const out: LoadedObject[] = [];
   const problems: string[] = [];
-  for (const p of paths) {
-    let files: string[];
+  for (const f of manifestFilesOf(paths, problems)) {
+    let text: string;
     try {
-      files = manifestFiles(p);
+      text = readFileSync(f, 'utf8');
     } catch (err) {
-      problems.push(`${p}: cannot read: ${(err as Error).message}`);
+      problems.push(`${f}: cannot read: ${(err as Error).message}`);
       continue;
     }
-    for (const f of files) {
-      let text: string;
-      try {
-        text = readFileSync(f, 'utf8');
-      } catch (err) {
-        problems.push(`${f}: cannot read: ${(err as Error).message}`);
-        continue;
-      }
-      try {
-        out.push(...parseManifests(text, f, unmodelled));
-      } catch (err) {
-        if (!(err instanceof ManifestError)) throw err;
-        problems.push(...err.problems);
-      }
+    try {
+      out.push(...parseManifests(text, f, unmodelled));
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      problems.push(...err.problems);
     }
   }
   if (problems.length > 0) throw new ManifestError(problems);
