@@ -1,6 +1,13 @@
 // The `lode.csi.dev/pools` Node annotation: which Lode pools a simulated node has, of which backend, and how large each is.
 import { parseQuantity } from '../../util/quantity.js';
-import type { PoolSpec } from '../nodes/node-driver.js';
+
+/** One pool of a simulated node. */
+export interface PoolSpec {
+  name: string;
+  sizeBytes: number;
+  /** loop: image files in a directory; dir: quota directories on a btrfs of the node's own. */
+  backend: 'loop' | 'dir';
+}
 
 /**
  * "fast=dir:200Mi,bulk=1Gi" -> pools in the order written (the first is the driver's default

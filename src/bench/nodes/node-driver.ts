@@ -6,18 +6,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../csi/client.js';
 import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
+import type { PoolSpec } from '../api/node-pools.js';
 import { BtrfsMedium } from './btrfs-medium.js';
 import { poolSpecLine, writeProfileDir, type BenchPoolProfiles } from './pool-profiles.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
-
-export interface PoolSpec {
-  name: string;
-  sizeBytes: number;
-  /** loop: image files in a directory; dir: quota directories on a btrfs of the node's own. */
-  backend: 'loop' | 'dir';
-}
 
 export interface NodeDriverOptions {
   nodeName: string;

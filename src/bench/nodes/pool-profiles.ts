@@ -1,8 +1,7 @@
 // A scenario's pool profiles (`poolProfiles`): the pools of each value of a node label, written for each node as the --pool-config directory its driver reads, with that node's own directories.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePoolsAnnotation } from '../api/node-pools.js';
-import type { PoolSpec } from './node-driver.js';
+import { parsePoolsAnnotation, type PoolSpec } from '../api/node-pools.js';
 
 /** The driver's default --profile-label. */
 export const DEFAULT_BENCH_PROFILE_LABEL = 'node.kubernetes.io/instance-type';
