@@ -46,7 +46,8 @@ fi
 if [ "${LODE_TEST_SERIAL:-0}" = 1 ]; then
   exec node --test --test-concurrency=1 "${vm_timeout[@]}" "${files[@]}"
 fi
-# Host files that boot a VM of their own run after the others, one at a time: beside the VM part's
+# The host files of test/vm/ (two of them boot a VM of their own) run after the others, one at a
+# time: beside the VM part's
 # two VMs, a third is all this machine's two cores carry within the (unstretched) boot bound.
 host_files=()
 vm_host_files=()
