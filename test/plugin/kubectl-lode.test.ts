@@ -21,6 +21,19 @@ const VERSION = packageVersion();
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
+/** Runs a command to its end with its output collected; a bound turns a hang into a failure, and is never asserted. */
+function ran(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  return new Promise((resolve) => {
+    const p = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const bound = setTimeout(() => p.kill('SIGKILL'), 60_000);
+    p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
+  });
+}
+
 describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL === undefined ? 'kubectl is not installed' : undefined) }, () => {
   let root = '';
   let home = '';
@@ -31,15 +44,7 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
   let env: NodeJS.ProcessEnv = {};
 
   /** Runs a command (kubectl unless given) with the test's PATH and HOME; the 60 s bound turns a hang into a failure, it is never asserted. */
-  const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}, file = KUBECTL!): Promise<Ran> => new Promise((resolve) => {
-    const p = spawn(file, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const bound = setTimeout(() => p.kill('SIGKILL'), 60_000);
-    p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
-  });
+  const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}, file = KUBECTL!): Promise<Ran> => ran(file, args, { ...env, ...extraEnv });
   const lode = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> => {
     const r = await run(['lode', ...args], extraEnv);
     assert.equal(r.code, 0, `kubectl lode ${args.join(' ')}: ${r.stderr}`);
@@ -237,16 +242,7 @@ describe('kubectl lode against a held bench run', { skip: needsRoot ?? (KUBECTL 
 describe('kubectl lode status when a driver does not answer its pod proxy', { skip: needsRoot ?? (KUBECTL === undefined ? 'kubectl is not installed' : undefined) }, () => {
   let root = '';
   let held: Awaited<ReturnType<typeof holdRun>>;
-  const lode = (args: string[]): Promise<Ran> => new Promise((resolve) => {
-    const p = spawn(KUBECTL!, ['lode', ...args], { env: { ...process.env, KUBECONFIG: held.kubeconfig, LODE_HOME: REPO, PATH: `${join(REPO, 'deploy')}:${process.env['PATH'] ?? ''}` }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    // A bound that turns a hang into a failure; never asserted.
-    const bound = setTimeout(() => p.kill('SIGKILL'), 60_000);
-    p.on('close', (code) => { clearTimeout(bound); resolve({ code, stdout, stderr }); });
-  });
+  const lode = (args: string[]): Promise<Ran> => ran(KUBECTL!, ['lode', ...args], { ...process.env, KUBECONFIG: held.kubeconfig, LODE_HOME: REPO, PATH: `${join(REPO, 'deploy')}:${process.env['PATH'] ?? ''}` });
 
   before(async () => {
     root = mkdtempSync('/tmp/lode-kubectl-plugin-down-');

@@ -16,7 +16,7 @@ async function recordFiles(dir: string): Promise<number> {
 
 /**
  * Before the catalog opens, a pool's records are what it holds: each volume and snapshot has a
- * record file (catalog-opening.ts reads the same). Bytes are not summed: any record is enough to
+ * record file (catalog-opening.ts reads the same). Bytes are not summed: one record is enough to
  * refuse dropping or shrinking the pool.
  */
 export async function diskHolding(config: PoolConfig): Promise<PoolHolding> {
