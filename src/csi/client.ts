@@ -30,12 +30,21 @@ export class CsiClient {
   readonly node: grpc.Client & import('../gen/csi/v1/Node.js').NodeClient;
   private readonly defaultTimeoutMs: number;
 
-  constructor(endpoint: string, defaultTimeoutMs = 120_000) {
+  /**
+   * `maxReconnectBackoffMs` caps grpc-js's wait between connection attempts (default: its own,
+   * 1 s growing to 120 s). A client made while its driver still starts fails its first attempt
+   * and then waits out the backoff, not the driver: give it a small cap to see the socket come up.
+   */
+  constructor(endpoint: string, defaultTimeoutMs = 120_000, o: { maxReconnectBackoffMs?: number } = {}) {
     const pkg = csiPackage().csi.v1;
     const target = toGrpcTarget(endpoint);
     const credentials = grpc.credentials.createInsecure();
+    const channel: grpc.ChannelOptions = o.maxReconnectBackoffMs === undefined ? {} : {
+      'grpc.initial_reconnect_backoff_ms': Math.min(100, o.maxReconnectBackoffMs),
+      'grpc.max_reconnect_backoff_ms': o.maxReconnectBackoffMs,
+    };
     // One channel shared by the three stubs, as kubelet and the sidecars do.
-    this.identity = new pkg.Identity(target, credentials);
+    this.identity = new pkg.Identity(target, credentials, channel);
     const channelOverride = this.identity.getChannel();
     this.controller = new pkg.Controller(target, credentials, { channelOverride });
     this.node = new pkg.Node(target, credentials, { channelOverride });

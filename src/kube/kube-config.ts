@@ -1,7 +1,7 @@
 // Where the API server is and how the driver proves who it is: read from the pod's service account or from a kubeconfig file.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { BearerToken } from './bearer-token.js';
 
 /** The service account files kubelet mounts into every pod that has one. */
@@ -46,6 +46,16 @@ export function inClusterCredentials(env: NodeJS.ProcessEnv = process.env, dir =
     insecureSkipTlsVerify: false,
     token,
   };
+}
+
+/**
+ * The YAML parser, loaded when a kubeconfig is read: its 72 modules are a quarter of what a
+ * driver would otherwise load at start, and neither a driver without API access nor one with the
+ * pod's service account reads any YAML.
+ */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yaml.parse(text);
 }
 
 /** The current context's cluster and user of a kubeconfig file. */

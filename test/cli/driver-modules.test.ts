@@ -1,4 +1,4 @@
-// What a driver loads: none of the bench's modules and not the API client library (its files are most of the package's, cost every driver start and some 50 MiB resident), with or without API access.
+// What a driver loads: none of the bench's modules and not the API client library (its files are most of the package's, cost every driver start and some 50 MiB resident), with or without API access; no YAML parser without a kubeconfig.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
@@ -31,6 +31,8 @@ test('a driver without API access serves Probe having loaded neither the bench n
   assert.ok(loaded.some((u) => u.includes('/node_modules/@grpc/grpc-js/')), 'and its gRPC library');
   assert.deepEqual(loaded.filter((u) => u.includes('/src/bench/')), [], 'no module of the bench');
   assert.deepEqual(loaded.filter((u) => u.includes('/node_modules/@kubernetes/client-node/')), [], 'nor the API client library');
+  // Only a kubeconfig is YAML; its parser is a quarter of the modules a driver would load at start.
+  assert.deepEqual(loaded.filter((u) => u.includes('/node_modules/yaml/')), [], 'nor the YAML parser');
 });
 
 test('a driver with API access reaches the API through its own client, not the API client library', async (t) => {

@@ -90,7 +90,9 @@ export class DriverHarness {
     this.proc = proc;
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (d: string) => { this.log += d; });
-    this.client = new CsiClient(this.endpoint, scaledDeadlineMs(60_000));
+    // A capped reconnect backoff: with grpc-js's own (1 s, then longer), every start waited for the
+    // next attempt rather than for the driver, about 1 s on this host and 2-6 s in the VM.
+    this.client = new CsiClient(this.endpoint, scaledDeadlineMs(60_000), { maxReconnectBackoffMs: 100 });
     // A bound against a driver that never comes up, not a speed check: under the VM's emulation
     // on a busy host, loading node's modules over 9p alone has taken 17 s; stretched by the VM's
     // measured slowdown, so a loaded host gives a slow start, not a failure.

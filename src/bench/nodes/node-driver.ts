@@ -174,7 +174,9 @@ export class NodeDriver {
     while (Date.now() < deadline) {
       if (this.child === undefined) throw new Error(`driver of node ${this.nodeName} exited during start: ${this.logTail()}`);
       if (existsSync(this.socketPath)) {
-        const c = this.csi ?? new CsiClient(`unix://${this.socketPath}`, 60_000);
+        // After a kill the old socket file is still there until the new process binds: a capped
+        // reconnect backoff sees it bind instead of waiting out grpc-js's 1 s and longer.
+        const c = this.csi ?? new CsiClient(`unix://${this.socketPath}`, 60_000, { maxReconnectBackoffMs: 200 });
         this.csi = c;
         try {
           const r = await c.probe({}, { timeoutMs: 2_000 });
