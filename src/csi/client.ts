@@ -40,7 +40,7 @@ export class CsiClient {
     const target = toGrpcTarget(endpoint);
     const credentials = grpc.credentials.createInsecure();
     const channel: grpc.ChannelOptions = o.maxReconnectBackoffMs === undefined ? {} : {
-      'grpc.initial_reconnect_backoff_ms': Math.min(100, o.maxReconnectBackoffMs),
+      'grpc.initial_reconnect_backoff_ms': Math.min(25, o.maxReconnectBackoffMs),
       'grpc.max_reconnect_backoff_ms': o.maxReconnectBackoffMs,
     };
     // One channel shared by the three stubs, as kubelet and the sidecars do.
