@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { ObjectStore } from '../../src/bench/api/object-store.js';
 import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { findMatchingVolume, hasEnoughCapacity, filter, preFilter } from '../../src/bench/controllers/scheduler/volume-binding.js';
+import { findMatchingVolume, matchCapacity, filter, preFilter } from '../../src/bench/controllers/scheduler/volume-binding.js';
+
+/** hasEnoughCapacity's answer: whether Filter found the claim enough capacity. */
+const hasEnoughCapacity = (...a: Parameters<typeof matchCapacity>): boolean => matchCapacity(...a).sufficient;
 
 const node: V1Node = { metadata: { name: 'n1', labels: { 'topology.lode.csi.dev/node': 'n1', zone: 'a' } } };
 const sc: V1StorageClass = { metadata: { name: 'lode' }, provisioner: 'lode.csi.dev', volumeBindingMode: 'WaitForFirstConsumer' };
