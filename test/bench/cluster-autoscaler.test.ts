@@ -1,6 +1,10 @@
 // The cluster-autoscaler model without drivers: the template node it simulates on, the VolumeBinding capacity check against template-node CSIStorageCapacity, its scale-up decisions and Events.
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadScenario } from '../../src/bench/scenario/scenario-file.js';
 import type { V1CSIStorageCapacity, V1Node, V1Pod } from '@kubernetes/client-node';
 import { ObjectStore } from '../../src/bench/api/object-store.js';
 import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
@@ -124,5 +128,29 @@ describe('cluster-autoscaler scale-up loop', () => {
     ca.start();
     await c.runtime.runUntil(() => false, 1_000);
     assert.deepEqual(added, ['large-1']);
+  });
+});
+
+describe('scenario file: nodeGroups and storageCapacityScoring', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lode-node-groups-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'template.yaml'), 'apiVersion: v1\nkind: Node\nmetadata: {name: t, labels: {a: b}}\n');
+  const load = (extra: string) => {
+    writeFileSync(join(dir, 's.yaml'), `name: s\n${extra}\nsteps: []\n`);
+    return loadScenario(join(dir, 's.yaml'));
+  };
+
+  it('reads a group, its template file and its delay; the gate is off unless named', () => {
+    const s = load('nodeGroups: [{name: big, maxSize: 3, scaleUpDelay: 20s, template: template.yaml}]');
+    assert.deepEqual(s.nodeGroups?.map((g) => [g.name, g.minSize, g.maxSize, g.scaleUpDelayMs, g.template.metadata?.labels]), [['big', 0, 3, 20_000, { a: 'b' }]]);
+    assert.equal(s.storageCapacityScoring, 'none');
+    assert.equal(load('storageCapacityScoring: pack').storageCapacityScoring, 'pack');
+  });
+
+  it('refuses what it cannot run, naming the field', () => {
+    assert.throws(() => load('nodeGroups: [{name: big, minSize: 2, maxSize: 1, template: template.yaml}]'), /nodeGroups\[0\]\.maxSize: expected a whole number >= minSize/);
+    assert.throws(() => load('nodeGroups: [{name: big, maxSize: 1}]'), /nodeGroups\[0\]\.template: expected a file/);
+    assert.throws(() => load('nodeGroups: [{name: big, maxSize: 1, template: template.yaml, max: 2}]'), /unknown field\(s\) max/);
+    assert.throws(() => load('storageCapacityScoring: most'), /storageCapacityScoring: must be one of spread, pack, none/);
   });
 });
