@@ -18,9 +18,9 @@ describe('scenario 17: cluster autoscaler', { skip: needsRoot }, () => {
     assert.deepEqual(r.pools.map((p) => [p.node, p.pool, p.capacityBytes]), [['small-1', 'local', 64 * MiB], ['large-1', 'local', 256 * MiB]]);
     const claim = r.claims.find((c) => c.name === 'default/big-data');
     assert.equal(claim?.node, 'large-1');
-    // The new node registered after the decision plus the group's 10s scale-up delay.
+    // The new node registered after the decision plus the group's 5s scale-up delay.
     const scheduled = eventsOf(r, 'Scheduled', 'big')[0];
-    assert.ok(scheduled !== undefined && scheduled.timeMs >= triggered[0]!.timeMs + 10_000, 'bound no sooner than the scale-up delay after the decision');
+    assert.ok(scheduled !== undefined && scheduled.timeMs >= triggered[0]!.timeMs + 5_000, 'bound no sooner than the scale-up delay after the decision');
   });
 
   it('upstream (driverApi false): NotTriggerScaleUp for want of storage on the template node, no node added, the pod Pending', async () => {

@@ -40,7 +40,7 @@ interface GroupState {
 type AutoscalerKey = QueueKey<'scan' | 'join'>;
 
 /** A node in the simulation: a template node with the pods put on it so far. */
-interface SimNode {
+interface SimulatedNode {
   node: V1Node;
   usage: NodeUsage;
 }
@@ -128,13 +128,13 @@ export class ClusterAutoscaler extends Controller<AutoscalerKey> {
     return g.spec.template;
   }
 
-  private freshNode(g: GroupState): SimNode {
+  private freshNode(g: GroupState): SimulatedNode {
     this.simulations += 1;
     return { node: templateNode(g.spec.name, this.simulationSource(g), this.simulations), usage: emptyUsage() };
   }
 
   /** Puts the pod on the first simulated node it fits; true when it did. */
-  private place(pod: V1Pod, nodes: SimNode[]): boolean {
+  private place(pod: V1Pod, nodes: SimulatedNode[]): boolean {
     for (const n of nodes) {
       if (simulatedFitReasons(this.ctx.store, pod, n.node, n.usage).length > 0) continue;
       addRequests(n.usage, podRequests(pod));
@@ -149,7 +149,7 @@ export class ClusterAutoscaler extends Controller<AutoscalerKey> {
     const pending = unschedulablePods(this.ctx.store.list('Pod')).sort((a, b) => podKey(a).localeCompare(podKey(b)));
     if (pending.length === 0) return;
     // Pods that nodes already on their way will take trigger nothing more (upstream's upcoming nodes).
-    const upcoming: SimNode[] = [];
+    const upcoming: SimulatedNode[] = [];
     const now = this.clock.now();
     for (const g of this.groups) {
       const starting = [...g.joined.values()].filter((t) => now - t < NODE_STARTUP_MS).length;
@@ -165,7 +165,7 @@ export class ClusterAutoscaler extends Controller<AutoscalerKey> {
         continue;
       }
       // Binpacking estimate: the pods on as few new nodes of the group as take them, up to its max size.
-      const bins: SimNode[] = [];
+      const bins: SimulatedNode[] = [];
       const helped: V1Pod[] = [];
       for (const p of remaining) {
         const fresh = this.freshNode(g);
