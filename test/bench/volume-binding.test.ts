@@ -38,6 +38,16 @@ describe('hasEnoughCapacity', () => {
     assert.equal(hasEnoughCapacity(store(true, [cap({ capacity: '2Gi', nodeTopology: {} })]), 'lode.csi.dev', pvc('1Gi'), sc, node), true, 'empty selector = all nodes');
     assert.equal(hasEnoughCapacity(store(true, [cap({ capacity: '2Gi' })]), 'lode.csi.dev', pvc('1Gi'), sc, node), false, 'nil topology = no node');
   });
+
+  it('names the first object that fits, whose capacity StorageCapacityScoring scores with; none for an untracked driver', () => {
+    const topo = { matchLabels: { 'topology.lode.csi.dev/node': 'n1' } };
+    const s = store(true, [cap({ capacity: '512Mi', nodeTopology: topo }), cap({ capacity: '3Gi', nodeTopology: topo })]);
+    assert.equal(matchCapacity(s, 'lode.csi.dev', pvc('1Gi'), sc, node).match?.capacity, '3Gi');
+    assert.equal(matchCapacity(store(false, []), 'lode.csi.dev', pvc('1Gi'), sc, node).match, undefined);
+    s.create('PersistentVolumeClaim', pvc('1Gi'));
+    const r = filter(s, preFilter(s, { metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'c' } }] } }), node);
+    assert.deepEqual(r.provisions, [{ className: 'lode', requestedBytes: 2 ** 30, capacityBytes: 3 * 2 ** 30 }]);
+  });
 });
 
 describe('static PV matching', () => {
