@@ -28,6 +28,7 @@ describe('scenario 17: cluster autoscaler', { skip: needsRoot }, () => {
     assert.deepEqual(r.waits.map((w) => [w.label, w.outcome]), [['settled', 'condition'], ['podsRunning', 'deadline']]);
     assert.deepEqual(eventsOf(r, 'NotTriggerScaleUp', 'big').map((e) => [e.source, e.message]), [['cluster-autoscaler', "pod didn't trigger scale-up: 1 node(s) did not have enough free storage"]]);
     assert.deepEqual(eventsOf(r, 'TriggeredScaleUp'), []);
+    assert.ok(r.components.some((c) => c.name === 'cluster-autoscaler' && c.implementation === 'reenacted'), 'the run lists the re-enacted autoscaler');
     assert.equal(podPhase(r, 'big'), 'Pending');
     assert.equal(podNode(r, 'big'), '');
     assert.deepEqual(r.pools.map((p) => p.node), ['small-1'], 'no node of the group was added');

@@ -393,6 +393,7 @@ export class Cluster {
     // Not in the DaemonSet: the release of its csi-snapshotter image, whose common controller it models.
     else out.push(re('snapshot-controller', 'cluster', shippedVersion('csi-snapshotter').replace(/^models csi-snapshotter:(\S+) .*$/, 'models the snapshot-controller of external-snapshotter $1, the release of the DaemonSet\'s csi-snapshotter')));
     if (this.mode === 'central') out.push(re('csi-provisioner', 'cluster', shippedVersion('csi-provisioner')));
+    if (this.autoscaler !== undefined) out.push(re('cluster-autoscaler', 'cluster', 'models the scale-up loop of cluster-autoscaler 1.36 (template-node label, scheduler filters on template nodes, TriggeredScaleUp and NotTriggerScaleUp); no scale-down'));
     for (const n of this.nodes.values()) {
       if (this.realSidecars === undefined) {
         if (n.provisioner) out.push(re('csi-provisioner', n.name, shippedVersion('csi-provisioner')));
