@@ -1,7 +1,7 @@
 // `lode plan`: how many nodes of each group the workloads need, which pods fit nowhere and why, and the capacity left, from manifests and node-group templates, with no cluster and no driver.
 import { parseArgs } from 'node:util';
 import { ManifestError } from '../bench/manifests/load-manifests.js';
-import { isScoring, SCORINGS, type Scoring } from '../plan/capacity-scoring.js';
+import { isScoring, SCORINGS, type Scoring } from '../bench/controllers/scheduler/capacity-scoring.js';
 import { readNodeTemplate } from '../plan/node-template.js';
 import { plan, type NodeGroupSpec } from '../plan/planner.js';
 import { planReport, renderPlan } from '../plan/plan-report.js';

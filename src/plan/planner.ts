@@ -6,7 +6,7 @@ import { podClaims, podRequests, requestedBytes } from '../bench/api/pod-helpers
 import { nodeFitReasons, nodeScore } from '../bench/controllers/scheduler/node-fit.js';
 import { filter, preFilter, type PodClaimState, type PodVolumes } from '../bench/controllers/scheduler/volume-binding.js';
 import { formatBytesQuantity, humanBytes, parseQuantity } from '../util/quantity.js';
-import { capacityScore, shapeFor, type ClassDemand, type Scoring, type ShapePoint } from './capacity-scoring.js';
+import { shapeFor, volumeBindingScore, type Scoring, type ShapePoint } from '../bench/controllers/scheduler/capacity-scoring.js';
 import { availableBytes, maximumVolumeBytes, newVolumeSize } from './paper-pool.js';
 import { isSupportedFsType } from '../sys/filesystem.js';
 import { PlanStore } from './plan-store.js';
@@ -148,7 +148,6 @@ export class Planner {
     // would be stuck on this node (kubernetes#94217): Lode's pod reservations steer it away.
     const allocations: { pool: number; bytes: number; claim: V1PersistentVolumeClaim }[] = [];
     const taken = node.allocated.slice();
-    const demand = new Map<string, ClassDemand>();
     for (const pvc of r.volumes.dynamicProvisions) {
       const sc = this.classes.get(pvc.spec?.storageClassName ?? '');
       if (sc?.provisioner !== LODE_DRIVER) continue;
@@ -162,14 +161,9 @@ export class Planner {
       if (size.bytes > availableBytes(pool, taken[i]!)) return { reason: REASON_NOT_ENOUGH_SPACE };
       taken[i]! += size.bytes;
       allocations.push({ pool: i, bytes: size.bytes, claim: pvc });
-      // StorageCapacityScoring: the claim's request against the capacity the node published for its class.
-      const published = state.capacities.find((c) => c.storageClassName === target.className);
-      const d = demand.get(target.className) ?? { requestedBytes: 0, capacityBytes: published?.capacity === undefined ? 0 : parseQuantity(published.capacity) };
-      d.requestedBytes += requestedBytes(pvc) ?? 0;
-      demand.set(target.className, d);
     }
-    // The plugin scores dynamic provisions only when the pod binds no existing PV.
-    const volumeScore = this.shape === undefined || r.volumes.staticBindings.length > 0 ? 0 : capacityScore(this.shape, [...demand.values()]);
+    // StorageCapacityScoring, as the bench's scheduler scores: each claim's request against the capacity Filter matched on this node.
+    const volumeScore = this.shape === undefined ? 0 : volumeBindingScore(this.shape, r.provisions, r.volumes.staticBindings.length);
     return { volumes: r.volumes, allocations, score: nodeScore(pod, node.node, node.usage) + volumeScore };
   }
 

@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { ObjectStore } from '../../src/bench/api/object-store.js';
 import { VirtualClock } from '../../src/bench/clock/virtual-clock.js';
-import { findMatchingVolume, hasEnoughCapacity, filter, preFilter } from '../../src/bench/controllers/scheduler/volume-binding.js';
+import { findMatchingVolume, matchCapacity, filter, preFilter } from '../../src/bench/controllers/scheduler/volume-binding.js';
+
+/** hasEnoughCapacity's answer: whether Filter found the claim enough capacity. */
+const hasEnoughCapacity = (...a: Parameters<typeof matchCapacity>): boolean => matchCapacity(...a).sufficient;
 
 const node: V1Node = { metadata: { name: 'n1', labels: { 'topology.lode.csi.dev/node': 'n1', zone: 'a' } } };
 const sc: V1StorageClass = { metadata: { name: 'lode' }, provisioner: 'lode.csi.dev', volumeBindingMode: 'WaitForFirstConsumer' };
@@ -34,6 +37,16 @@ describe('hasEnoughCapacity', () => {
     assert.equal(hasEnoughCapacity(store(true, [cap({ capacity: '2Gi', nodeTopology: { matchLabels: { 'topology.lode.csi.dev/node': 'n2' } } })]), 'lode.csi.dev', pvc('1Gi'), sc, node), false);
     assert.equal(hasEnoughCapacity(store(true, [cap({ capacity: '2Gi', nodeTopology: {} })]), 'lode.csi.dev', pvc('1Gi'), sc, node), true, 'empty selector = all nodes');
     assert.equal(hasEnoughCapacity(store(true, [cap({ capacity: '2Gi' })]), 'lode.csi.dev', pvc('1Gi'), sc, node), false, 'nil topology = no node');
+  });
+
+  it('names the first object that fits, whose capacity StorageCapacityScoring scores with; none for an untracked driver', () => {
+    const topo = { matchLabels: { 'topology.lode.csi.dev/node': 'n1' } };
+    const s = store(true, [cap({ capacity: '512Mi', nodeTopology: topo }), cap({ capacity: '3Gi', nodeTopology: topo })]);
+    assert.equal(matchCapacity(s, 'lode.csi.dev', pvc('1Gi'), sc, node).match?.capacity, '3Gi');
+    assert.equal(matchCapacity(store(false, []), 'lode.csi.dev', pvc('1Gi'), sc, node).match, undefined);
+    s.create('PersistentVolumeClaim', pvc('1Gi'));
+    const r = filter(s, preFilter(s, { metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'c' } }] } }), node);
+    assert.deepEqual(r.provisions, [{ className: 'lode', requestedBytes: 2 ** 30, capacityBytes: 3 * 2 ** 30 }]);
   });
 });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { parseNodeTemplate, type NodeTemplate } from '../../src/plan/node-template.js';
 import { Planner, type NodeGroupSpec, type PlanOutcome } from '../../src/plan/planner.js';
 import { readWorkloads } from '../../src/plan/workloads.js';
-import type { Scoring } from '../../src/plan/capacity-scoring.js';
+import type { Scoring } from '../../src/bench/controllers/scheduler/capacity-scoring.js';
 import { LODE_CLASSES, podWithClaim, statefulSet, template, tempDir } from './plan-fixtures.js';
 
 const GiB = 2 ** 30;

@@ -14,6 +14,8 @@ export const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
 export const LABEL_CAPACITY_DRIVER = 'csi.storage.k8s.io/drivername';
 export const LABEL_CAPACITY_MANAGED_BY = 'csi.storage.k8s.io/managed-by';
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+/** The label cluster-autoscaler 1.36 puts on the template nodes of its scale-up simulation (kubernetes/autoscaler PR #9702). */
+export const LABEL_TEMPLATE_NODE = 'cluster-autoscaler.kubernetes.io/template-node';
 export const EPHEMERAL_CONTEXT_KEY = 'csi.storage.k8s.io/ephemeral';
 
 /** Lode's own: topology key its driver reports, and the Node annotation the bench reads pool sizes from. */

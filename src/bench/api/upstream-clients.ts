@@ -31,11 +31,14 @@ export const INFORMERS = {
   provisionerCentral: ['persistentvolumeclaims', 'storageclasses', 'persistentvolumes', 'storageclasses', 'csistoragecapacities', 'nodes', 'csinodes'],
   /** Its pods (fieldSelector spec.nodeName), its Node (metadata.name), services for the pods' environment, CSIDrivers. */
   kubelet: ['pods', 'nodes', 'services', 'csidrivers'],
+  /** cluster-autoscaler's listers for the pods and nodes it scans, and the scheduler framework it embeds for its simulation. */
+  clusterAutoscaler: ['pods', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'storageclasses', 'csinodes', 'csidrivers', 'csistoragecapacities'],
 } as const;
 
 export const SCHEDULER = 'kube-scheduler';
 export const KCM_SHARED_INFORMERS = 'kube-controller-manager/shared-informers';
 export const SNAPSHOT_CONTROLLER = 'snapshot-controller';
+export const CLUSTER_AUTOSCALER = 'cluster-autoscaler';
 /** The person (or script) applying manifests and running the scenario's steps. */
 export const KUBECTL = 'kubectl';
 
@@ -140,6 +143,9 @@ export function kubeletPolicy(node: string): ClientPolicy {
     writes: (w) => (w.kind === 'Pod' ? [{ verb: 'get', resource: 'pods' }, { verb: 'patch', resource: 'pods', subresource: 'status' }] : undefined),
   };
 }
+
+/** cluster-autoscaler writes nothing the bench models but its Events: its nodes come from the cloud provider and register through their kubelet. */
+export const clusterAutoscalerPolicy: ClientPolicy = { client: CLUSTER_AUTOSCALER };
 
 /** kubectl: apply GETs each object, then creates it or sends a Patch; patch and scale steps are Patches. */
 export const kubectlPolicy: ClientPolicy = {

@@ -8,7 +8,7 @@ import { RequestCounts } from '../api/request-counts.js';
 import { EventRequests } from '../api/event-requests.js';
 import {
   INFORMERS, KCM_SHARED_INFORMERS, SCHEDULER, SNAPSHOT_CONTROLLER, clientForEventSource, ephemeralPolicy, garbageCollectorPolicy, kcm, kubectlPolicy,
-  kubeletClient, kubeletPolicy, nodeLifecyclePolicy, podGcPolicy, protectionPolicy, provisionerClient, provisionerPolicy, pvControllerPolicy, schedulerPolicy, snapshotControllerPolicy,
+  CLUSTER_AUTOSCALER, clusterAutoscalerPolicy, kubeletClient, kubeletPolicy, nodeLifecyclePolicy, podGcPolicy, protectionPolicy, provisionerClient, provisionerPolicy, pvControllerPolicy, schedulerPolicy, snapshotControllerPolicy,
   snapshotterClient, snapshotterPolicy, statefulSetPolicy, taintEvictionPolicy,
 } from '../api/upstream-clients.js';
 import { EventLog } from '../api/event-log.js';
@@ -34,6 +34,9 @@ import { CsiSnapshotter } from '../controllers/csi-snapshotter.js';
 import { PodGc } from '../controllers/pod-gc.js';
 import { TaintEviction } from '../controllers/taint-eviction.js';
 import { NodeLifecycle } from '../controllers/node-lifecycle.js';
+import { ClusterAutoscaler } from '../controllers/autoscaler/cluster-autoscaler.js';
+import type { NodeGroupSpec } from '../controllers/autoscaler/node-group.js';
+import type { Scoring } from '../controllers/scheduler/capacity-scoring.js';
 import { CALL_TIMEOUT_MS } from '../controllers/provisioning-helpers.js';
 import { NodeDriver } from '../nodes/node-driver.js';
 import { DRIVER_START_CONCURRENCY, DriverStarts, boundedMap } from '../nodes/driver-starts.js';
@@ -90,6 +93,10 @@ export interface ClusterOptions {
    * driver serving /metrics that the API's pod proxy reaches, as `kubectl lode status` reads them.
    */
   driverPods?: boolean;
+  /** A scenario's `nodeGroups`: a cluster-autoscaler runs and adds nodes of these groups (see controllers/autoscaler). */
+  nodeGroups?: readonly NodeGroupSpec[];
+  /** The scheduler's StorageCapacityScoring (`storageCapacityScoring`); default `none`, the feature gate off. */
+  scoring?: Scoring;
 }
 
 /** The uid of the DaemonSet that owns each node's sidecar Pod: not served, only named in ownerReferences. */
@@ -124,6 +131,8 @@ export class Cluster {
   /** The scenario's own writes (manifests applied, steps), as kubectl would send them. */
   readonly kubectl: ClientView;
   readonly scheduler: Scheduler;
+  /** With node groups: the cluster-autoscaler. */
+  readonly autoscaler: ClusterAutoscaler | undefined;
   readonly nodes = new Map<string, SimNode>();
   readonly controllerErrors: string[] = [];
   /** Static PV volumes the bench created on a driver, playing the administrator: pv name -> node. */
@@ -179,7 +188,7 @@ export class Cluster {
     this.requests.informer(SNAPSHOT_CONTROLLER, INFORMERS.snapshotController, now);
     // Registration order is the runtime's priority order (see Runtime).
     this.runtime.register(new EphemeralController(this.as(ephemeralPolicy)));
-    this.scheduler = new Scheduler(this.as(schedulerPolicy));
+    this.scheduler = new Scheduler(this.as(schedulerPolicy), opts.scoring ?? 'none');
     this.runtime.register(this.scheduler);
     this.runtime.register(new PvController(this.as(pvControllerPolicy)));
     this.runtime.register(new ProtectionController(this.as(protectionPolicy)));
@@ -192,6 +201,17 @@ export class Cluster {
     this.runtime.register(this.nodeLifecycle);
     this.runtime.register(new TaintEviction(this.as(taintEvictionPolicy)));
     this.runtime.register(new PodGc(this.as(podGcPolicy)));
+    if (opts.nodeGroups !== undefined && opts.nodeGroups.length > 0) {
+      this.requests.informer(CLUSTER_AUTOSCALER, INFORMERS.clusterAutoscaler, now);
+      // A new node registers as an applied Node does (no kubectl request: its kubelet creates it): its driver (with the pools of its profile or annotation) and its kubelet.
+      this.autoscaler = new ClusterAutoscaler(this.as(clusterAutoscalerPolicy), {
+        groups: opts.nodeGroups, addNode: (node) => this.addNode(node),
+      });
+      this.runtime.register(this.autoscaler);
+      this.autoscaler.start();
+    } else {
+      this.autoscaler = undefined;
+    }
     this.mode = opts.provisioning ?? 'distributed';
     if (this.sidecars === 'real' && this.mode === 'central') throw new Error('sidecars: real runs csi-provisioner per node as the DaemonSet does (--node-deployment); it needs provisioning: distributed');
     this.router = new CentralRouter(this.metrics);
@@ -373,6 +393,7 @@ export class Cluster {
     // Not in the DaemonSet: the release of its csi-snapshotter image, whose common controller it models.
     else out.push(re('snapshot-controller', 'cluster', shippedVersion('csi-snapshotter').replace(/^models csi-snapshotter:(\S+) .*$/, 'models the snapshot-controller of external-snapshotter $1, the release of the DaemonSet\'s csi-snapshotter')));
     if (this.mode === 'central') out.push(re('csi-provisioner', 'cluster', shippedVersion('csi-provisioner')));
+    if (this.autoscaler !== undefined) out.push(re('cluster-autoscaler', 'cluster', 'models the scale-up loop of cluster-autoscaler 1.36 (template-node label, scheduler filters on template nodes, TriggeredScaleUp and NotTriggerScaleUp); no scale-down'));
     for (const n of this.nodes.values()) {
       if (this.realSidecars === undefined) {
         if (n.provisioner) out.push(re('csi-provisioner', n.name, shippedVersion('csi-provisioner')));
@@ -401,7 +422,8 @@ export class Cluster {
     return new NodeDriver({
       nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName,
       pools: 'annotation' in pools ? parsePoolsAnnotation(pools.annotation) : profiles?.profiles.get(pools.profile) ?? [],
-      ...('profile' in pools && profiles !== undefined ? { profiles } : {}),
+      // Only a driver with API access can read its Node's label; without, the profile's pools are its own --pool flags.
+      ...('profile' in pools && profiles !== undefined && this.driverApi !== undefined ? { profiles } : {}),
       // With API access, the settings the DaemonSet gives its driver too (its features on and off as there).
       ...(this.driverApi !== undefined && this.driverEnv !== undefined ? { kubeconfig: this.driverApi.kubeconfig, env: this.driverEnv } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),

@@ -1,5 +1,6 @@
 // Scenario files: which manifests to load and the ordered steps to run, parsed and checked before anything starts.
 import type { SidecarsMode } from '../sidecars/components.js';
+import type { V1Node } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -9,6 +10,8 @@ import { isKind } from '../api/resources.js';
 import type { ProvisioningMode } from '../cluster/cluster.js';
 import { CAPACITY_POLL_MS } from '../controllers/capacity-publisher.js';
 import { parseBenchPoolProfiles, type BenchPoolProfiles } from '../nodes/pool-profiles.js';
+import type { NodeGroupSpec } from '../controllers/autoscaler/node-group.js';
+import { isScoring, SCORINGS, type Scoring } from '../controllers/scheduler/capacity-scoring.js';
 import { checkInlineObjects, loadManifests, ManifestError, type LoadedObject, type UnmodelledFields } from '../manifests/load-manifests.js';
 
 export type WaitCondition =
@@ -69,6 +72,10 @@ export interface Scenario {
   poolProfiles?: BenchPoolProfiles;
   /** Each node's DaemonSet Pod in the API, its driver's /metrics behind the pod proxy (`driverPods`; real sidecars always have them). */
   driverPods?: boolean;
+  /** Node groups a cluster-autoscaler grows (`nodeGroups`); none: no autoscaler runs. */
+  nodeGroups?: NodeGroupSpec[];
+  /** The scheduler's StorageCapacityScoring shape (`storageCapacityScoring`); default none, the gate off. */
+  storageCapacityScoring?: Scoring;
   steps: Step[];
 }
 
@@ -122,13 +129,19 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     } catch (err) {
       throw new ManifestError((err as Error).message);
     }
-    // The driver reads its Node's label: without API access it could not pick a profile.
-    if (!driverApi) throw new ManifestError(`${path}: poolProfiles needs driverApi: true (a driver picks its profile by its Node's label)`);
+    // Without API access (driverApi: false, --upstream) the driver cannot read its Node's label:
+    // the bench then gives a node of a profile that profile's pools as its own --pool flags, as
+    // an operator configures each node group's drivers without Lode's profiles.
   }
   const driverPods = doc.driverPods ?? false;
   if (typeof driverPods !== 'boolean') throw new ManifestError(`${path}: driverPods: must be true or false, not ${JSON.stringify(driverPods)}`);
+  const nodeGroups = doc.nodeGroups === undefined ? undefined : parseNodeGroups(doc.nodeGroups, `${path}: nodeGroups`, dir, unmodelled);
+  const scoring = doc.storageCapacityScoring ?? 'none';
+  if (typeof scoring !== 'string' || !isScoring(scoring)) throw new ManifestError(`${path}: storageCapacityScoring: must be one of ${SCORINGS.join(', ')}, not ${JSON.stringify(scoring)}`);
   return {
     ...(poolProfiles !== undefined ? { poolProfiles } : {}),
+    ...(nodeGroups !== undefined ? { nodeGroups } : {}),
+    storageCapacityScoring: scoring,
     name,
     provisioning,
     driverApi,
@@ -142,6 +155,30 @@ export function loadScenario(file: string, unmodelled?: UnmodelledFields, overri
     capacityPollMs: doc.capacityPollInterval === undefined ? CAPACITY_POLL_MS : parseDuration(doc.capacityPollInterval as string),
     steps,
   };
+}
+
+/** `nodeGroups: [{name, minSize, maxSize, scaleUpDelay, template: FILE}]`: the template file holds one Node. */
+function parseNodeGroups(raw: unknown, where: string, dir: string, unmodelled: UnmodelledFields | undefined): NodeGroupSpec[] {
+  if (!Array.isArray(raw) || raw.length === 0) throw new ManifestError(`${where}: expected a list of node groups`);
+  const groups: NodeGroupSpec[] = [];
+  raw.forEach((g: unknown, i) => {
+    const at = `${where}[${i}]`;
+    if (!isObject(g)) throw new ManifestError(`${at}: expected {name, minSize, maxSize, scaleUpDelay, template}`);
+    const unknown = Object.keys(g).filter((k) => !['name', 'minSize', 'maxSize', 'scaleUpDelay', 'template'].includes(k));
+    if (unknown.length > 0) throw new ManifestError(`${at}: unknown field(s) ${unknown.join(', ')} (known: name, minSize, maxSize, scaleUpDelay, template)`);
+    if (typeof g.name !== 'string' || !/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/.test(g.name)) throw new ManifestError(`${at}.name: expected a DNS label (its nodes are named <name>-<n>)`);
+    if (groups.some((x) => x.name === g.name)) throw new ManifestError(`${at}.name: group "${g.name}" is listed twice`);
+    const minSize = g.minSize ?? 0;
+    const maxSize = g.maxSize;
+    if (typeof minSize !== 'number' || !Number.isInteger(minSize) || minSize < 0) throw new ManifestError(`${at}.minSize: expected a whole number >= 0`);
+    if (typeof maxSize !== 'number' || !Number.isInteger(maxSize) || maxSize < Math.max(1, minSize)) throw new ManifestError(`${at}.maxSize: expected a whole number >= minSize and >= 1`);
+    if (typeof g.template !== 'string') throw new ManifestError(`${at}.template: expected a file holding the Node the group's nodes copy`);
+    const objects = loadManifests([resolve(dir, g.template)], unmodelled);
+    if (objects.length !== 1 || objects[0]!.kind !== 'Node') throw new ManifestError(`${at}.template: ${g.template} must hold exactly one Node`);
+    const scaleUpDelayMs = g.scaleUpDelay === undefined ? 0 : parseDuration(g.scaleUpDelay as string);
+    groups.push({ name: g.name, minSize, maxSize, scaleUpDelayMs, template: objects[0]!.object as V1Node });
+  });
+  return groups;
 }
 
 function parsePaced(v: unknown, path: string): boolean {

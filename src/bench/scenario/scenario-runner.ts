@@ -190,6 +190,8 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     workDir: opts.workDir, seed: opts.seed ?? scenario.seed, capacityPollMs: scenario.capacityPollMs, provisioning: scenario.provisioning,
     driverApi: scenario.driverApi ?? true, driverFlags: scenario.driverFlags ?? [], sidecars: scenario.sidecars, driverPods: scenario.driverPods ?? false,
     ...(scenario.poolProfiles !== undefined ? { poolProfiles: scenario.poolProfiles } : {}),
+    ...(scenario.nodeGroups !== undefined ? { nodeGroups: scenario.nodeGroups } : {}),
+    scoring: scenario.storageCapacityScoring ?? 'none',
   });
   cluster.runtime.signal = opts.signal;
   // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.

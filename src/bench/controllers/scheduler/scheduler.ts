@@ -8,6 +8,7 @@ import { splitKey } from '../../api/kinds.js';
 import { emptyUsage, nodeFitReasons, nodeScore, type NodeUsage } from './node-fit.js';
 import { bindApiUpdate, checkBindings, filter, preFilter, type PodVolumes } from './volume-binding.js';
 import { doublingDelayMs } from '../../runtime/backoff.js';
+import { shapeFor, volumeBindingScore, type Scoring, type ShapePoint } from './capacity-scoring.js';
 
 const SOURCE = 'default-scheduler';
 /** podInitialBackoffSeconds / podMaxBackoffSeconds of the default configuration. */
@@ -45,8 +46,12 @@ export class Scheduler extends Controller<SchedulerKey> {
   /** The Nodes as last listed; dropped on any Node event. */
   private nodeList: V1Node[] | undefined;
 
-  constructor(private readonly ctx: BenchContext) {
+  /** StorageCapacityScoring's shape (KEP-4049); undefined: the feature gate off, as the bench's default. */
+  private readonly shape: readonly ShapePoint[] | undefined;
+
+  constructor(private readonly ctx: BenchContext, scoring: Scoring = 'none') {
     super('scheduler', ctx.clock);
+    this.shape = shapeFor(scoring);
     this.random = ctx.random.fork('scheduler');
     for (const p of ctx.store.list('Pod')) this.trackBound(p, false);
     ctx.store.watch('Node', () => { this.nodeList = undefined; });
@@ -138,12 +143,14 @@ export class Scheduler extends Controller<SchedulerKey> {
       const u = usage.get(node.metadata?.name ?? '') ?? emptyUsage();
       let reasons = nodeFitReasons(pod, node, u);
       let volumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+      let volumeScore = 0;
       if (reasons.length === 0) {
         const r = filter(this.ctx.store, state, node);
         reasons = r.reasons;
         volumes = r.volumes;
+        if (this.shape !== undefined) volumeScore = volumeBindingScore(this.shape, r.provisions, r.volumes.staticBindings.length);
       }
-      if (reasons.length === 0) feasible.push({ node, volumes, score: nodeScore(pod, node, u) });
+      if (reasons.length === 0) feasible.push({ node, volumes, score: nodeScore(pod, node, u) + volumeScore });
       for (const r of reasons) reasonCounts.set(r, (reasonCounts.get(r) ?? 0) + 1);
     }
     if (feasible.length === 0) {

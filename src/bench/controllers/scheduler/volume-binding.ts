@@ -9,6 +9,7 @@ import { isControlledBy, podClaims, requestedBytes } from '../../api/pod-helpers
 import { labelSelectorMatches, nodeSelectorMatches } from '../../api/selectors.js';
 import { parseQuantity } from '../../../util/quantity.js';
 import { claimRefTo } from '../../api/claim-ref.js';
+import type { ProvisionDemand } from './capacity-scoring.js';
 
 /** What PreFilter found: claims sorted into bound, delayed-unbound, or a reason the pod cannot be scheduled. */
 export interface PodClaimState {
@@ -44,6 +45,8 @@ export interface PodVolumes {
 export interface FilterResult {
   reasons: string[];
   volumes: PodVolumes;
+  /** Each dynamic provision with the capacity Filter matched for it, for StorageCapacityScoring. */
+  provisions: ProvisionDemand[];
 }
 
 export function isFullyBound(pvc: V1PersistentVolumeClaim): boolean {
@@ -149,17 +152,21 @@ function topologyAllowed(sc: V1StorageClass, node: V1Node): boolean {
   return terms.some((t) => (t.matchLabelExpressions ?? []).every((e) => e.values.includes(labels[e.key] ?? '\u0000')));
 }
 
-/** hasEnoughCapacity: CSIDriver storageCapacity gate, then the first CSIStorageCapacity that fits the claim. */
-export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node, state?: PodClaimState): boolean {
+/**
+ * hasEnoughCapacity: CSIDriver storageCapacity gate, then the first CSIStorageCapacity that fits
+ * the claim. `match` is that object (StorageCapacityScoring scores with its capacity); a claim
+ * without a size or of a driver that does not track capacity is sufficient with no object.
+ */
+export function matchCapacity(store: StoreApi, provisioner: string, pvc: V1PersistentVolumeClaim, sc: V1StorageClass, node: V1Node, state?: PodClaimState): { sufficient: boolean; match?: V1CSIStorageCapacity } {
   const request = requestedBytes(pvc);
-  if (request === undefined) return true;
+  if (request === undefined) return { sufficient: true };
   const drivers = state === undefined ? undefined : (state.drivers ??= new Map());
   let tracks = drivers?.get(provisioner);
   if (tracks === undefined) {
     tracks = store.get('CSIDriver', provisioner)?.spec?.storageCapacity === true;
     drivers?.set(provisioner, tracks);
   }
-  if (!tracks) return true;
+  if (!tracks) return { sufficient: true };
   const capacities = state === undefined ? store.list('CSIStorageCapacity') : (state.capacities ??= store.list('CSIStorageCapacity'));
   for (const cap of capacities) {
     if (cap.storageClassName !== sc.metadata?.name) continue;
@@ -167,19 +174,21 @@ export function hasEnoughCapacity(store: StoreApi, provisioner: string, pvc: V1P
     if (limitQ === undefined) continue;
     if (parseQuantity(limitQ) < request) continue;
     if (!labelSelectorMatches(cap.nodeTopology, node.metadata?.labels)) continue;
-    return true;
+    return { sufficient: true, match: cap };
   }
-  return false;
+  return { sufficient: false };
 }
 
-function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[], node: V1Node, state: PodClaimState): { satisfied: boolean; sufficient: boolean; error?: string } {
+function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[], node: V1Node, state: PodClaimState, matched: ProvisionDemand[]): { satisfied: boolean; sufficient: boolean; error?: string } {
   for (const pvc of claims) {
     const className = pvc.spec?.storageClassName ?? '';
     const sc = classOf(store, state, className);
     if (sc === undefined) return { satisfied: false, sufficient: true, error: `storageclass.storage.k8s.io "${className}" not found` };
     if (sc.provisioner === '' || sc.provisioner === NO_PROVISIONER) return { satisfied: false, sufficient: true };
     if (!topologyAllowed(sc, node)) return { satisfied: false, sufficient: true };
-    if (!hasEnoughCapacity(store, sc.provisioner, pvc, sc, node, state)) return { satisfied: true, sufficient: false };
+    const c = matchCapacity(store, sc.provisioner, pvc, sc, node, state);
+    if (!c.sufficient) return { satisfied: true, sufficient: false };
+    matched.push({ className, requestedBytes: requestedBytes(pvc) ?? 0, capacityBytes: c.match === undefined ? undefined : parseQuantity(c.match.capacity ?? '0') });
   }
   return { satisfied: true, sufficient: true };
 }
@@ -187,6 +196,7 @@ function checkVolumeProvisions(store: StoreApi, claims: V1PersistentVolumeClaim[
 /** FindPodVolumes for one node. */
 export function filter(store: StoreApi, state: PodClaimState, node: V1Node): FilterResult {
   const volumes: PodVolumes = { staticBindings: [], dynamicProvisions: [] };
+  const provisions: ProvisionDemand[] = [];
   const reasons: string[] = [];
   let boundOk = true;
   let pvsFound = true;
@@ -215,8 +225,8 @@ export function filter(store: StoreApi, state: PodClaimState, node: V1Node): Fil
       toProvision.push(...m.toProvision);
     }
     if (unboundOk && toProvision.length > 0) {
-      const p = checkVolumeProvisions(store, toProvision, node, state);
-      if (p.error !== undefined) return { reasons: [p.error], volumes };
+      const p = checkVolumeProvisions(store, toProvision, node, state, provisions);
+      if (p.error !== undefined) return { reasons: [p.error], volumes, provisions };
       unboundOk = p.satisfied;
       sufficient = p.sufficient;
       volumes.dynamicProvisions = toProvision;
@@ -226,7 +236,7 @@ export function filter(store: StoreApi, state: PodClaimState, node: V1Node): Fil
   if (!unboundOk) reasons.push(REASON_BIND_CONFLICT);
   if (!sufficient) reasons.push(REASON_NOT_ENOUGH_SPACE);
   if (!pvsFound) reasons.push(REASON_PV_NOT_EXIST);
-  return { reasons, volumes };
+  return { reasons, volumes, provisions };
 }
 
 /** bindAPIUpdate: PVs first (claimRef), then PVCs (selected-node). Nothing is rolled back later. */

@@ -1,7 +1,7 @@
 // StorageCapacityScoring's score: utilization through the shape (upstream's default and reversed), scaled to 0-100, averaged over classes, 100 % when the request exceeds what is published.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { capacityScore, PACK_SHAPE, SPREAD_SHAPE } from '../../src/plan/capacity-scoring.js';
+import { capacityScore, PACK_SHAPE, SPREAD_SHAPE } from '../../src/bench/controllers/scheduler/capacity-scoring.js';
 
 const GiB = 2 ** 30;
 

@@ -55,6 +55,32 @@ export function capacityScore(shape: readonly ShapePoint[], demands: readonly Cl
   return Math.round(total / demands.length);
 }
 
+/** One new volume the pod would get on a node: its class, its request, and the capacity of the CSIStorageCapacity that Filter matched for it (undefined: its driver does not track capacity). */
+export interface ProvisionDemand {
+  className: string;
+  requestedBytes: number;
+  capacityBytes: number | undefined;
+}
+
+/**
+ * The VolumeBinding Score of one node with the gate on: requests summed per class, each class's
+ * capacity that of the object Filter matched (set, not summed: two claims of one class meet the
+ * same object), claims without a matched object left out; 0 when the pod binds an existing PV,
+ * which keeps the static-binding score. The bench's scheduler and `lode plan` both score with it.
+ */
+export function volumeBindingScore(shape: readonly ShapePoint[], provisions: readonly ProvisionDemand[], staticBindings: number): number {
+  if (staticBindings > 0) return 0;
+  const demand = new Map<string, ClassDemand>();
+  for (const p of provisions) {
+    if (p.capacityBytes === undefined) continue;
+    const d = demand.get(p.className) ?? { requestedBytes: 0, capacityBytes: 0 };
+    d.capacityBytes = p.capacityBytes;
+    d.requestedBytes += p.requestedBytes;
+    demand.set(p.className, d);
+  }
+  return capacityScore(shape, [...demand.values()]);
+}
+
 export function shapeFor(scoring: Scoring): readonly ShapePoint[] | undefined {
   return scoring === 'spread' ? SPREAD_SHAPE : scoring === 'pack' ? PACK_SHAPE : undefined;
 }
