@@ -1,4 +1,4 @@
-// A scenario's drivers run as the DaemonSet's by default (the run's kubeconfig, the DaemonSet's settings), and every start of a driver, a restart and a lost node's cleanup included, takes the scenario's driverFlags.
+// A scenario's drivers run as the DaemonSet's by default (the run's kubeconfig, the DaemonSet's settings), and every start of a driver, a restart and a lost node's cleanup included, takes the scenario's driverFlags; the DaemonSet Pod shows the driver's kill and restart.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Cluster } from '../../src/bench/cluster/cluster.js';
 import { daemonSetDriverEnv } from '../../src/bench/sidecars/daemonset-args.js';
+import { driverPod } from '../../src/bench/nodes/driver-pod.js';
 import { markOf, needsRoot, runBuiltIn } from './run-helpers.js';
 
 const FIXTURES = '../test/bench/fixtures';
@@ -70,16 +71,31 @@ ${env}`);
 describe('driver starts and the scenario\'s driverFlags', { skip: needsRoot }, () => {
   it('a driver restarted and a lost node\'s driver started for cleanup take the same flags, kubeconfig and DaemonSet settings, and the run tears down cleanly', async () => {
     const seen = new Map<string, Started>();
+    // The driver container of node-1's DaemonSet Pod (driverPods), as kubectl would read it at each of those steps.
+    const pod = driverPod('node-1', 'uid').metadata!;
+    const container = new Map<string, [boolean | undefined, number | undefined, string | undefined]>();
+    const read = (cluster: Cluster, when: string): void => {
+      const p = cluster.store.get('Pod', pod.name!, pod.namespace);
+      const c = p?.status?.containerStatuses?.find((x) => x.name === 'lode');
+      container.set(when, [c?.ready, c?.restartCount, p?.status?.conditions?.find((x) => x.type === 'Ready')?.status]);
+    };
     // Before each step runs: the starts are read at the kill (the first start) and at the mark after the restart.
     const r = await runBuiltIn(`${FIXTURES}/driver-flags/scenario.yaml`, undefined, {}, undefined, (_i, step, cluster) => {
-      if (step.op === 'killDriver') seen.set('first', started(cluster, 'node-1'));
-      if (step.op === 'mark' && step.text === 'restarted') seen.set('restarted', started(cluster, 'node-1'));
+      if (step.op === 'killDriver') { seen.set('first', started(cluster, 'node-1')); read(cluster, 'before the kill'); }
+      if (step.op === 'restartDriver') read(cluster, 'killed');
+      if (step.op === 'mark' && step.text === 'restarted') { seen.set('restarted', started(cluster, 'node-1')); read(cluster, 'restarted'); }
     });
+    // The DaemonSet Pod shows what its driver does: not ready while it is down, one restart after.
+    assert.deepEqual(container.get('before the kill'), [true, 0, 'True']);
+    assert.deepEqual(container.get('killed'), [false, 0, 'False']);
+    assert.deepEqual(container.get('restarted'), [true, 1, 'True']);
     const first = seen.get('first');
     const again = seen.get('restarted');
     assert.ok(first !== undefined && again !== undefined);
     assert.notEqual(again.pid, first.pid, 'a new process');
-    assert.deepEqual(again.args, first.args, 'the same command line');
+    // The same command line, but for the metrics port: the bench takes a free one at each start.
+    const portless = (args: string[]): string[] => args.map((a, i) => args[i - 1] === '--metrics-address' ? '127.0.0.1:<port>' : a);
+    assert.deepEqual(portless(again.args), portless(first.args), 'the same command line');
     const kubeconfig = first.args.indexOf('--kubeconfig');
     assert.ok(kubeconfig > 0, 'with the run\'s kubeconfig: no driverApi line means API access');
     assert.deepEqual(first.args.slice(-FLAGS.length), FLAGS, 'the scenario\'s flags last, so they win over the bench\'s own');

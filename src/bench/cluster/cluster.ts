@@ -635,6 +635,14 @@ export class Cluster {
       n.sidecarsDown = true;
     }
     await n.driver.kill();
+    this.driverContainerState(n, false);
+  }
+
+  /** The driver container's state in its DaemonSet Pod, where the run has one (driverPods, real sidecars). */
+  private driverContainerState(n: SimNode, running: boolean): void {
+    const meta = driverPod(n.name, DAEMONSET_UID).metadata;
+    if (meta?.name === undefined || meta.namespace === undefined) return;
+    n.kubelet.containerState({ name: meta.name, namespace: meta.namespace }, 'lode', running);
   }
 
   /** A node's re-enacted sidecars back after its driver: new processes, in their old place in the runtime's order. */
@@ -660,6 +668,7 @@ export class Cluster {
     if (this.lostNodes.has(name)) throw new Error(`restartDriver: node "${name}" was ${this.lostNodes.get(name)}; its driver does not come back`);
     const n = this.node(name);
     await n.driver.start();
+    this.driverContainerState(n, true);
     this.realSidecars?.driverBack(name);
     await this.restartSidecars(n);
     n.capacity?.refresh();

@@ -29,3 +29,44 @@ export function runningPodStatus(pod: V1Pod, now: Date): V1PodStatus {
     ...(init.length > 0 ? { initContainerStatuses: init } : {}),
   };
 }
+
+/**
+ * The Ready and ContainersReady conditions as the containers' readiness makes them, with
+ * kubelet's reason and message while some are not; a transition time moves only on a change.
+ */
+function readinessConditions(status: V1PodStatus, containers: V1ContainerStatus[], now: Date): V1PodCondition[] {
+  const unready = containers.filter((c) => !c.ready).map((c) => c.name);
+  const value = unready.length === 0 ? 'True' : 'False';
+  return (status.conditions ?? []).map((c) => {
+    if (c.type !== 'Ready' && c.type !== 'ContainersReady') return c;
+    const at = c.status === value && c.lastTransitionTime !== undefined ? c.lastTransitionTime : now;
+    return unready.length === 0
+      ? { type: c.type, status: value, lastTransitionTime: at }
+      : { type: c.type, status: value, reason: 'ContainersNotReady', message: `containers with unready status: [${unready.join(' ')}]`, lastTransitionTime: at };
+  });
+}
+
+/**
+ * A running pod whose container `name` was killed (SIGKILL: exit code 137, as kubelet reports a
+ * container the kernel killed): not ready, the container terminated until it runs again. The
+ * phase stays Running, as for a container kubelet will restart (restartPolicy Always).
+ */
+export function containerKilledStatus(pod: V1Pod, name: string, now: Date): V1PodStatus {
+  const status = pod.status ?? {};
+  const containers = (status.containerStatuses ?? []).map((c) => c.name !== name ? c : {
+    ...c, ready: false, started: false,
+    state: { terminated: { exitCode: 137, reason: 'Error', startedAt: c.state?.running?.startedAt, finishedAt: now } },
+  });
+  return { ...status, conditions: readinessConditions(status, containers, now), containerStatuses: containers };
+}
+
+/** The same pod once container `name` runs again: ready, its restart counted, the kill kept as its last state. */
+export function containerRestartedStatus(pod: V1Pod, name: string, now: Date): V1PodStatus {
+  const status = pod.status ?? {};
+  const containers = (status.containerStatuses ?? []).map((c) => c.name !== name ? c : {
+    ...c, ready: true, started: true, restartCount: (c.restartCount ?? 0) + 1,
+    state: { running: { startedAt: now } },
+    ...(c.state?.terminated !== undefined ? { lastState: { terminated: c.state.terminated } } : {}),
+  });
+  return { ...status, conditions: readinessConditions(status, containers, now), containerStatuses: containers };
+}

@@ -13,7 +13,7 @@ import { parseQuantity, humanBytes } from '../../util/quantity.js';
 import { rpcErrorText } from '../nodes/csi-errors.js';
 import { isFullyBound } from './scheduler/volume-binding.js';
 import { podDataPlan, verifyData, writeData } from './volume-data.js';
-import { runningPodStatus } from './kubelet-pod-status.js';
+import { containerKilledStatus, containerRestartedStatus, runningPodStatus } from './kubelet-pod-status.js';
 import { doublingDelayMs } from '../runtime/backoff.js';
 
 /** Volume manager retry: 500 ms doubling to 2m2s (exponentialbackoff in nestedpendingoperations). */
@@ -305,6 +305,19 @@ export class Kubelet extends Controller {
     } catch (err) {
       return `write/read check failed: ${err instanceof Error ? err.message : String(err)}`;
     }
+  }
+
+  /**
+   * A container of a pod of this node was killed (`restarted` false) or runs again (true): its
+   * status as kubelet writes it, so `kubectl get pods` shows the pod not ready while its
+   * container is down and counts the restart. A pod not Running yet is left to the start above.
+   */
+  containerState(pod: { name: string; namespace: string }, container: string, restarted: boolean): void {
+    this.ctx.store.modify('Pod', pod.name, pod.namespace, (p) => {
+      if (p.status?.phase !== 'Running' || p.spec?.nodeName !== this.driver.nodeName) return false;
+      p.status = restarted ? containerRestartedStatus(p, container, this.clock.date()) : containerKilledStatus(p, container, this.clock.date());
+      return true;
+    });
   }
 
   /** Reads back every check file on this node: after a driver restart, proof that no data was lost. */
