@@ -107,8 +107,8 @@ export class CatalogState {
 
   /**
    * Re-reads what the pool's filesystem can still hold, so capacity follows whatever else
-   * writes to that disk (GetCapacity and a timer call this; creates, deletes and grows too,
-   * with 'own-write': see RefreshScope).
+   * writes to that disk (GetCapacity, a timer and a refusal for space call this; creates,
+   * deletes and grows too, with 'free-space': see RefreshScope).
    */
   async refresh(pool: string, scope: RefreshScope = 'full'): Promise<void> {
     const e = this.entry(pool);

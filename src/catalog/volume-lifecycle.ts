@@ -66,7 +66,7 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
       else await destroy(s, record);
     });
   }
-  void s.refresh(record.pool, 'own-write');
+  void s.refresh(record.pool, 'free-space');
   return record;
 }
 
@@ -83,7 +83,7 @@ export async function destroy(s: CatalogState, record: VolumeRecord): Promise<vo
   await e.store.remove(record.id, !marked);
   failpoint('delete:unrecorded');
   s.drop(record);
-  void s.refresh(record.pool, 'own-write');
+  void s.refresh(record.pool, 'free-space');
 }
 
 /** Forgets a volume whose create met storage it did not make: its record goes, its location is left as it is. */
@@ -116,7 +116,7 @@ export async function grow(s: CatalogState, record: VolumeRecord, newBytes: numb
     record.capacityBytes = old;
     throw err;
   }
-  void s.refresh(record.pool, 'own-write');
+  void s.refresh(record.pool, 'free-space');
 }
 
 /** At start: a creating volume is rolled back (a retried create makes it again); a deleting one is finished. */

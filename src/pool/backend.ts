@@ -22,11 +22,11 @@ export interface BackendCapabilities {
 
 /**
  * How much a pool's refresh re-reads. 'full': everything its figures rest on (the driver's
- * capacity timer, GetCapacity, a create or growth about to be refused for space). 'own-write':
- * after the pool's own create, delete or growth; the backend already knows what that changed
- * in its own figures, so it reads only what others change (the filesystem's free space).
+ * capacity timer, GetCapacity, a create or growth about to be refused for space). 'free-space':
+ * after the pool's own create, delete or growth, whose effect on its own figures the backend
+ * already knows: only what others change, the filesystem's free space.
  */
-export type RefreshScope = 'full' | 'own-write';
+export type RefreshScope = 'full' | 'free-space';
 
 /** Backing storage found in a pool with no usable record of its own; left exactly as it is. */
 export interface UnrecordedStorage {
@@ -88,9 +88,8 @@ interface BackendCore {
   /** Capacity figures from memory (never a disk scan). `allocatedBytes` comes from the ledger. */
   stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats;
   /**
-   * Re-reads what the underlying storage can still hold: one cheap query, or with 'own-write'
-   * (after the pool's own create, delete or growth, whose effect the backend already knows)
-   * only what others change. A full refresh also keeps `healthProblem`'s answer current.
+   * Re-reads what the underlying storage can still hold: one cheap query, or with 'free-space'
+   * only the free space (RefreshScope). A full refresh also keeps `healthProblem`'s answer current.
    */
   refresh(scope?: RefreshScope): Promise<void>;
   /**

@@ -156,7 +156,7 @@ test('btrfs: the lifecycle runs only the tools it needs: no survey after the poo
   b.assign(r);
   await b.allocate(r);
   let n = toolRunCount();
-  await b.refresh('own-write');
+  await b.refresh('free-space');
   assert.equal(toolRunCount() - n, 0, 'after a create of its own the pool reads statfs only (no subvolume list, no qgroup show)');
   const s = b.stats(64 * MiB, 1, 0);
   assert.ok(s.availableBytes <= s.capacityBytes - 64 * MiB, 'the new volume\'s limit counts as taken without a survey');

@@ -204,7 +204,7 @@ export class DirBackend implements DirectoryBackend {
     const s = await fs.statfs(this.volumesDir);
     this.fsTotalBytes = s.blocks * s.bsize;
     this.fsFreeBytes = s.bavail * s.bsize;
-    if (this.fsType === undefined || scope === 'own-write') return;
+    if (this.fsType === undefined || scope === 'free-space') return;
     this.quotaHealth.keepCurrent();
     const { method } = await this.mechanism();
     const { used, caught } = await method.survey(new Map([...this.held].map(([id, h]) => [id, h.projectId])));
