@@ -227,6 +227,8 @@ async function main(): Promise<void> {
       repeats: { type: 'string', default: '4' },
       runtime: { type: 'string', default: '4' },
       'lifecycle-runs': { type: 'string', default: '7' },
+      // The control path alone (no fio jobs): the loop and dir lifecycle ratios in a minute or so.
+      'lifecycle-only': { type: 'boolean', default: false },
     },
   });
   const repeats = Number(values.repeats);
@@ -235,9 +237,12 @@ async function main(): Promise<void> {
   if (![repeats, runtimeS, lifecycleRuns].every((n) => Number.isInteger(n) && n > 0)) {
     throw new Error('--repeats, --runtime and --lifecycle-runs take positive whole numbers');
   }
-  await run('fio', ['--version']).catch(() => {
-    throw new Error('fio is not installed (Debian package fio; `npm run bench` installs it when missing)');
-  });
+  const lifecycleOnly = values['lifecycle-only'];
+  if (!lifecycleOnly) {
+    await run('fio', ['--version']).catch(() => {
+      throw new Error('fio is not installed (Debian package fio; `npm run bench` installs it when missing)');
+    });
+  }
   process.once('SIGINT', () => {
     process.exitCode = 130;
     abort.abort(new Error('interrupted'));
@@ -253,9 +258,10 @@ async function main(): Promise<void> {
   });
   const published: Published[] = [];
   try {
-    const fioVersion = (await run('fio', ['--version'])).stdout.trim();
+    const fioVersion = lifecycleOnly ? 'control path only' : (await run('fio', ['--version'])).stdout.trim();
     console.log(`Lode data-path benchmark (${os.cpus().length} cores, ${fioVersion}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
     await lifecycleRatios(h, lifecycleRuns);
+    if (lifecycleOnly) return;
 
     // One medium per filesystem the pools are on, so that every ratio is against the same disk.
     const targets: Target[] = [];

@@ -1,7 +1,7 @@
-// A backend's health as last checked, answered at once: a check that runs tools (quota reports, LVM) is run again in the background when its answer is old, so Probe, which liveness probes call every few seconds, never waits on a tool.
+// A backend's health as last checked, answered at once: a check that runs tools (quota reports, LVM) is run again in the background by the pool's refresh (the capacity timer), so Probe, which liveness probes call every few seconds, never runs a tool.
 import { outsideCall } from '../util/call-signal.js';
 
-/** How old an answer may be before a Probe starts a new check (the answer it gets is still the last one). */
+/** How old an answer may be before the pool's next refresh checks again. */
 export const HEALTH_MAX_AGE_MS = 10_000;
 
 export class HealthCache {
@@ -17,20 +17,21 @@ export class HealthCache {
   }
 
   /**
-   * The last answer; one older than the age starts a new check for the next caller. Only the
-   * first caller ever, with no answer yet, waits for a check.
+   * The last answer, however old: only the first caller ever, with no answer yet, waits for a
+   * check. Nothing here starts one, so a Probe costs no tool run (keepCurrent does, from the
+   * pool's refresh: the driver's capacity timer, GetCapacity, a refusal for space).
    */
   async current(): Promise<string | undefined> {
     if (this.last === undefined) await this.refresh();
-    else if (this.now() - this.last.at > this.maxAgeMs) void this.refresh();
-    return this.lastProblem();
-  }
-
-  private lastProblem(): string | undefined {
     return this.last?.problem;
   }
 
-  /** One check at a time, outside the calling RPC, so a Probe's deadline never cuts it short. */
+  /** Starts a check in the background when the last answer is older than the age (or there is none); never waits for it. */
+  keepCurrent(): void {
+    if (this.last === undefined || this.now() - this.last.at > this.maxAgeMs) void this.refresh();
+  }
+
+  /** One check at a time, outside any RPC, so no call's deadline cuts it short. */
   refresh(): Promise<void> {
     this.running ??= outsideCall(async () => {
       try {

@@ -1,5 +1,5 @@
 // What the catalog's parts share: each pool's backend and record stores, the records in memory and the space ledger, kept in step with one another.
-import type { Backend, Occupant, SnapshotSupport, UnrecordedStorage } from '../pool/backend.js';
+import type { Backend, Occupant, RefreshScope, SnapshotSupport, UnrecordedStorage } from '../pool/backend.js';
 import { StorageOccupiedError } from '../pool/occupied.js';
 import { VolumeQuarantinedError, type QuarantinedVolume } from '../pool/quarantine.js';
 import type { RecordStore } from '../pool/record-store.js';
@@ -107,10 +107,11 @@ export class CatalogState {
 
   /**
    * Re-reads what the pool's filesystem can still hold, so capacity follows whatever else
-   * writes to that disk (GetCapacity and a timer call this; creates, deletes and grows too).
+   * writes to that disk (GetCapacity, a timer and a refusal for space call this; creates,
+   * deletes and grows too, with 'free-space': see RefreshScope).
    */
-  async refresh(pool: string): Promise<void> {
+  async refresh(pool: string, scope: RefreshScope = 'full'): Promise<void> {
     const e = this.entry(pool);
-    await e.pool.refresh().catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
+    await e.pool.refresh(scope).catch((err: unknown) => log('warn', 'pool refresh failed', { pool, error: (err as Error).message }));
   }
 }

@@ -9,14 +9,16 @@ import { log } from '../util/log.js';
  * Records a ready volume or snapshot as "deleting", durably, before its storage is released,
  * so a crash before its record is gone leaves a record that the next start (or a retried
  * delete) finishes; storage is never without its record. A "creating" record already says
- * the same to the next start, so it is not rewritten.
+ * the same to the next start, so it is not rewritten. True when this call wrote the
+ * "deleting" record durably: then the record's removal need not be (see destroy).
  */
-export async function markDeleting<T extends { id: string; pool: string; state: string }>(what: 'volume' | 'snapshot', record: T, store: RecordStore<T>, point: string): Promise<void> {
+export async function markDeleting<T extends { id: string; pool: string; state: string }>(what: 'volume' | 'snapshot', record: T, store: RecordStore<T>, point: string): Promise<boolean> {
   if (record.state === 'ready') {
     record.state = 'deleting';
     try {
       await store.put(record);
       failpoint(point);
+      return true;
     } catch (err) {
       record.state = 'ready';
       const errno = (err as NodeJS.ErrnoException).code;
@@ -29,6 +31,7 @@ export async function markDeleting<T extends { id: string; pool: string; state: 
     }
   }
   record.state = 'deleting';
+  return false;
 }
 
 /** Runs a copy with the filesystem at `mountPoint` frozen, when there is one; it is thawed whatever happens. */

@@ -66,20 +66,24 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
       else await destroy(s, record);
     });
   }
-  void s.refresh(record.pool);
+  void s.refresh(record.pool, 'free-space');
   return record;
 }
 
 /** Releases the volume's storage, then forgets it, marked "deleting" first (markDeleting). Safe to call again after a crash. */
 export async function destroy(s: CatalogState, record: VolumeRecord): Promise<void> {
   const e = s.entry(record.pool);
-  await markDeleting('volume', record, e.store, 'delete:marked');
+  const marked = await markDeleting('volume', record, e.store, 'delete:marked');
   await e.pool.release(record);
   failpoint('delete:released');
-  await e.store.remove(record.id);
+  // Once this call has made "deleting" durable, the removal need not be: a power cut that
+  // undoes it brings back that record, whose delete the next start finishes (releasing
+  // storage already gone is not an error), which is what this answer promised. Any other
+  // record (one left "ready" by a full disk, a create's undo, a recovery) goes durably.
+  await e.store.remove(record.id, !marked);
   failpoint('delete:unrecorded');
   s.drop(record);
-  void s.refresh(record.pool);
+  void s.refresh(record.pool, 'free-space');
 }
 
 /** Forgets a volume whose create met storage it did not make: its record goes, its location is left as it is. */
@@ -112,7 +116,7 @@ export async function grow(s: CatalogState, record: VolumeRecord, newBytes: numb
     record.capacityBytes = old;
     throw err;
   }
-  void s.refresh(record.pool);
+  void s.refresh(record.pool, 'free-space');
 }
 
 /** At start: a creating volume is rolled back (a retried create makes it again); a deleting one is finished. */

@@ -20,6 +20,14 @@ export interface BackendCapabilities {
   fixedFsType?: string;
 }
 
+/**
+ * How much a pool's refresh re-reads. 'full': everything its figures rest on (the driver's
+ * capacity timer, GetCapacity, a create or growth about to be refused for space). 'free-space':
+ * after the pool's own create, delete or growth, whose effect on its own figures the backend
+ * already knows: only what others change, the filesystem's free space.
+ */
+export type RefreshScope = 'full' | 'free-space';
+
 /** Backing storage found in a pool with no usable record of its own; left exactly as it is. */
 export interface UnrecordedStorage {
   id: string;
@@ -79,8 +87,11 @@ interface BackendCore {
   occupant(record: VolumeRecord): Promise<Occupant | undefined>;
   /** Capacity figures from memory (never a disk scan). `allocatedBytes` comes from the ledger. */
   stats(allocatedBytes: number, volumes: number, quarantinedVolumes: number): PoolStats;
-  /** Re-reads what the underlying storage can still hold: one cheap query. */
-  refresh(): Promise<void>;
+  /**
+   * Re-reads what the underlying storage can still hold: one cheap query, or with 'free-space'
+   * only the free space (RefreshScope). A full refresh also keeps `healthProblem`'s answer current.
+   */
+  refresh(scope?: RefreshScope): Promise<void>;
   /**
    * Creates or completes the storage for `record.capacityBytes`. Storage of another kind at
    * its location (a plain directory where a subvolume goes) is refused with

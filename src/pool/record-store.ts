@@ -15,7 +15,7 @@ export interface UnusableRecord {
 }
 
 /**
- * Contract: `put` returns only once the record is durable (unless asked not to be); `remove` of a missing record
+ * Contract: `put` and `remove` return only once the change is durable (unless asked not to be); `remove` of a missing record
  * is not an error; `loadAll` returns every usable record and, apart, every record file it cannot
  * use (unreadable, not JSON, failing the checks, named after another id, or of a newer format
  * version): those it never changes or removes. The only files it deletes are its own stray temp files.
@@ -33,14 +33,15 @@ export class RecordStore<T extends { id: string }> {
     await writeFileAtomic(this.file(record.id), JSON.stringify(record, null, 1) + '\n', durable);
   }
 
-  async remove(id: string): Promise<void> {
+  /** `durable: false` when the record already on disk says what the next start must do if the removal is lost (a durable "deleting" record). */
+  async remove(id: string, durable = true): Promise<void> {
     try {
       await fs.unlink(this.file(id));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw err;
     }
-    await syncDirectory(this.dir);
+    if (durable) await syncDirectory(this.dir);
   }
 
   async loadAll(): Promise<{ records: T[]; unusable: UnusableRecord[] }> {

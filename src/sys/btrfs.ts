@@ -71,9 +71,19 @@ export async function subvolumeId(p: string): Promise<number> {
  * them, and the kernel refuses to delete a subvolume that holds one), innermost first. A
  * missing `p` is not an error. `toHostPath` turns a path as btrfs lists it (from the
  * filesystem's top level) into a path here.
+ *
+ * The delete is tried first and the nested subvolumes are listed only when the kernel refuses
+ * it for them ("Directory not empty"): nearly every volume has none, and the listing was one
+ * more tool run on every delete.
  */
 export async function deleteSubvolumeTree(p: string, toHostPath: (fsPath: string) => string): Promise<void> {
   if (!(await fs.lstat(p).then(() => true, () => false))) return;
+  try {
+    await deleteSubvolume(p);
+    return;
+  } catch (err) {
+    if (!(err instanceof ExecError && /not empty/i.test(err.stderr))) throw err;
+  }
   // `list -o` names the direct children only, by their path from the filesystem's top level.
   const { stdout } = await run('btrfs', ['subvolume', 'list', '-o', p]);
   for (const line of stdout.split('\n')) {
@@ -81,7 +91,16 @@ export async function deleteSubvolumeTree(p: string, toHostPath: (fsPath: string
     if (listed === undefined) continue;
     await deleteSubvolumeTree(toHostPath(path.posix.join('/', listed)), toHostPath);
   }
-  // --commit-after: the space shows as free (and in statfs) once the call returns.
+  await deleteSubvolume(p);
+}
+
+/**
+ * --commit-after: the deletion is committed before the call returns. The caller removes the
+ * volume's record next, and that removal must never reach the disk before the deletion does:
+ * a crash in between would bring back a subvolume with no record, which start-up can only
+ * quarantine (it cannot prove it Lode's). It also makes the freed space show in statfs.
+ */
+async function deleteSubvolume(p: string): Promise<void> {
   await run('btrfs', ['subvolume', 'delete', '--commit-after', p]);
 }
 
@@ -193,6 +212,17 @@ export function parseQgroupReport(stdout: string): Map<string, QgroupFigures> {
     });
   }
   return figures;
+}
+
+/**
+ * The figures of the level-0 qgroup of the subvolume whose root is `p` (its own, not its
+ * groups'), undefined when btrfs has none: one query, with no need to know its id (`-f` lists
+ * only the qgroups that hold `p`, and the one of level 0 among them is the subvolume's own).
+ */
+export async function ownQgroupOf(p: string): Promise<QgroupFigures | undefined> {
+  const { stdout } = await run('btrfs', ['qgroup', 'show', '--raw', '-re', '-p', '-f', p]);
+  for (const [qgroup, figures] of parseQgroupReport(stdout)) if (qgroup.startsWith('0/')) return figures;
+  return undefined;
 }
 
 /** The qgroup figures of the subvolume whose root is `p`. */

@@ -43,6 +43,14 @@ function stopReason(signal: AbortSignal): string {
   return reason instanceof Error ? reason.message : 'the call was cancelled';
 }
 
+/** Tools started by this process so far, for tests that show a path runs none (or how many). */
+let toolsStarted = 0;
+
+/** How many tools this process has started through `run` (a count only: which tools, the debug log says). */
+export function toolRunCount(): number {
+  return toolsStarted;
+}
+
 /** Tools found so far (a tool installed while the driver runs is found on its next call; none moves). */
 const found = new Map<string, string>();
 
@@ -103,6 +111,7 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
   const file = via === null ? command : onPath(command);
   // Looked up here, as spawn would, so a missing tool is still ENOENT and not setpriv's exit 127.
   if (file === undefined) return Promise.reject(new ExecError(command, args, null, `${command} is not installed`, null, 'ENOENT'));
+  toolsStarted += 1;
   return new Promise<ExecResult>((resolve, reject) => {
     const child = spawn(via ?? command, via === null ? args : ['--pdeathsig', 'KILL', '--', file, ...args], {
       env: { ...process.env, LC_ALL: 'C', LANG: 'C' },

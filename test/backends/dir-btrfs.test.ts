@@ -5,6 +5,7 @@ import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { DirBackend } from '../../src/backends/dir/dir-backend.js';
 import { createSubvolume, setQgroupLimit } from '../../src/sys/btrfs.js';
+import { toolRunCount } from '../../src/sys/exec.js';
 import { dirBackendTests, MiB, poolConfig, record, scratchFilesystem, sh, snapshotRecord, type DirFs } from './dir-scenarios.js';
 
 const btrfs: DirFs = {
@@ -100,7 +101,8 @@ test('btrfs: release deletes subvolumes a volume\'s user nested inside it, which
 
 test('btrfs: healthProblem() is none while quotas are on and names the fix once they are turned off under a running pool', async (t) => {
   const mnt = await btrfs.make(t);
-  // Answers no older than 0 ms: every call starts the next quota check, so the one after it sees the change.
+  // Answers no older than 0 ms: every full refresh (the driver's capacity timer) starts the
+  // next quota check, so a call after it sees the change.
   const b = new DirBackend(poolConfig(path.join(mnt, 'pool')), 0);
   await b.open([]);
   assert.equal(await b.healthProblem(), undefined);
@@ -111,6 +113,7 @@ test('btrfs: healthProblem() is none while quotas are on and names the fix once 
   const seen: string[] = [];
   for (let i = 0; i < 200 && !fix.test(seen.at(-1) ?? ''); i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 50));
+    await b.refresh();
     const problem = await b.healthProblem();
     if (problem !== undefined && problem !== seen.at(-1)) seen.push(problem);
   }
@@ -125,6 +128,51 @@ test('btrfs: healthProblem() answers from the last quota check while it is fresh
   assert.equal(await b.healthProblem(), undefined, 'the check at open is the answer for the next hour');
   await rm(path.join(mnt, 'pool', 'volumes'), { recursive: true });
   assert.match((await b.healthProblem()) ?? '', /^pool quota-pool: .*volumes/, 'but the volumes directory is looked at on every call');
+});
+
+test('btrfs: healthProblem() (Probe) runs no tool however old its answer; the pool\'s full refresh runs the check, in the background', async (t) => {
+  const mnt = await btrfs.make(t);
+  // Every answer is old at once: before, each call past the age started a quota check itself.
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')), 0);
+  await b.open([]);
+  await sh('btrfs', ['quota', 'disable', mnt]);
+  const before = toolRunCount();
+  for (let i = 0; i < 20; i++) {
+    assert.equal(await b.healthProblem(), undefined, 'the answer of the check at open');
+    await new Promise((r) => setImmediate(r)); // room for a check a call started in the background
+  }
+  assert.equal(toolRunCount(), before, 'no tool ran for 20 health answers');
+  await b.refresh();
+  assert.equal(toolRunCount(), before + 1, 'a full refresh started the quota check (no volumes: no survey)');
+  for (let i = 0; i < 200 && (await b.healthProblem()) === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.match((await b.healthProblem()) ?? '', new RegExp(`btrfs quota enable ${mnt}`), 'and its answer is the next one given');
+});
+
+test('btrfs: the lifecycle runs only the tools it needs: no survey after the pool\'s own writes, one query to check a volume before staging, one tool to delete it', async (t) => {
+  const mnt = await btrfs.make(t);
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')));
+  await b.open([]);
+  const r = record(64 * MiB);
+  b.assign(r);
+  await b.allocate(r);
+  let n = toolRunCount();
+  await b.refresh('free-space');
+  assert.equal(toolRunCount() - n, 0, 'after a create of its own the pool reads statfs only (no subvolume list, no qgroup show)');
+  const s = b.stats(64 * MiB, 1, 0);
+  assert.ok(s.availableBytes <= s.capacityBytes - 64 * MiB, 'the new volume\'s limit counts as taken without a survey');
+  n = toolRunCount();
+  assert.equal(await b.problem(r), undefined);
+  assert.equal(toolRunCount() - n, 1, 'the check before staging is one qgroup query (no rootid lookup first)');
+  await setQgroupLimit(b.directory(r), 32 * MiB);
+  assert.match((await b.problem(r)) ?? '', /qgroup limit of 33554432 bytes, expected 67108864/, 'and it still reads the limit btrfs holds, not a remembered one');
+  await setQgroupLimit(b.directory(r), 64 * MiB);
+  n = toolRunCount();
+  await b.refresh();
+  assert.ok(toolRunCount() - n >= 2, 'a full refresh still surveys (subvolume list and qgroup show)');
+  n = toolRunCount();
+  await b.release(r);
+  assert.equal(toolRunCount() - n, 1, 'a delete of a volume with nothing nested is one subvolume delete (full qgroups: no group to look for)');
+  await assert.rejects(stat(b.directory(r)), /ENOENT/);
 });
 
 test('btrfs snapshots: a volume\'s extents shared with its snapshot count as still to be written, so what is available drops by them', async (t) => {

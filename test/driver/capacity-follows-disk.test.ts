@@ -7,8 +7,9 @@ import * as path from 'node:path';
 import { run } from '../../src/sys/exec.js';
 import { METRIC_NAMES } from '../../src/metrics/driver-metrics.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
+import { scratchFilesystem } from '../backends/dir-scenarios.js';
 import { sampleValue, parseExposition } from '../metrics/prom-text.js';
-import { createVolume, expectCode, httpGet, metricsPort, MiB, status, volumeRequest } from './support.js';
+import { createVolume, expectCode, fsCap, httpGet, metricsPort, MiB, status, volumeRequest } from './support.js';
 
 // A small ext4 filesystem of the test's own, so every figure is exact and the host's disk is never filled.
 const FS_BYTES = 256 * MiB;
@@ -139,4 +140,29 @@ test('a create is never refused for space on an old figure: the pool is read aga
   // Read again, a create that really does not fit is still refused.
   await expectCode(h.client.createVolume(volumeRequest('too-big', fresh, { parameters: { pool: 'stale' } })), status.RESOURCE_EXHAUSTED, 'a volume larger than what is free');
   await h.client.deleteVolume({ volume_id: v.id });
+});
+
+test('a dir pool on btrfs: a create is not refused for a figure read before others deleted files, and the re-read finds the space', async (t) => {
+  const disk = await scratchFilesystem(t, 1024, ['mkfs.btrfs', '-q']);
+  await run('btrfs', ['quota', 'enable', disk]);
+  await fs.mkdir(path.join(disk, 'pool'));
+  const h = await DriverHarness.start({ pools: [{ name: 'dirstale', dir: path.join(disk, 'pool'), extra: 'backend=dir,reserve=32Mi' }] });
+  t.after(() => h.cleanup());
+  // Another user of the disk writes a file; a create (whose own refresh reads the disk) and
+  // GetCapacity see the disk with it.
+  const file = path.join(disk, 'theirs.bin');
+  await run('dd', ['if=/dev/zero', `of=${file}`, 'bs=1M', 'count=300', 'conv=fsync', 'status=none']);
+  await run('btrfs', ['filesystem', 'sync', disk]);
+  const opts = { cap: fsCap(''), parameters: { pool: 'dirstale' } };
+  const first = await createVolume(h, 'while-theirs', 16 * MiB, opts);
+  const low = await available(h, 'dirstale');
+  const size = low + 150 * MiB;
+  await expectCode(h.client.createVolume(volumeRequest('not-yet', size, opts)), status.RESOURCE_EXHAUSTED, 'more than is free while their file is there');
+  // They delete it (committed, so statfs shows it free); no CSI call tells the driver.
+  await fs.rm(file);
+  await run('btrfs', ['filesystem', 'sync', disk]);
+  const v = await createVolume(h, 'fits-now', size, opts);
+  assert.ok(v.capacity >= size, `the volume has the ${size} bytes asked for`);
+  await h.client.deleteVolume({ volume_id: v.id });
+  await h.client.deleteVolume({ volume_id: first.id });
 });

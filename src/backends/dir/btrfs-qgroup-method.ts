@@ -6,7 +6,7 @@ import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import {
   assignQgroup, btrfsQuotaEnabled, btrfsQuotaHowTo, btrfsQuotaMode, createQgroup, createSubvolume, deleteSubvolumeTree, destroyQgroup, groupQgroup,
-  isSubvolume, listSubvolumes, qgroupReport, removeQgroupRelation, setQgroupLimit, subvolumeId, subvolumeQgroup, type QgroupFigures,
+  isSubvolume, listSubvolumes, ownQgroupOf, qgroupReport, removeQgroupRelation, setQgroupLimit, subvolumeId, subvolumeQgroup, type QgroupFigures,
 } from '../../sys/btrfs.js';
 import { run } from '../../sys/exec.js';
 import { entryAt, kindOf } from '../../sys/entry-at.js';
@@ -112,6 +112,13 @@ export class BtrfsQgroupMethod implements QuotaMethod {
       await run('rm', ['-rf', '--one-file-system', '--', dir]);
       return;
     }
+    // With full qgroups Lode makes no groups (setLimit), and the mode cannot change under a
+    // volume without dropping every qgroup: the subvolume goes, with no id to look up and no
+    // report to read for members of a group that does not exist.
+    if ((await this.quotaMode()) === 'full') {
+      await this.serial(() => deleteSubvolumeTree(dir, (p) => this.hostPath(p)));
+      return;
+    }
     const id = await subvolumeId(dir);
     await this.serial(async () => {
       // The group first (it cannot go while it has members), then the subvolumes: a crash in
@@ -151,7 +158,9 @@ export class BtrfsQgroupMethod implements QuotaMethod {
 
   async problem(dir: string, record: VolumeRecord): Promise<string | undefined> {
     if (!(await isSubvolume(dir))) return `volume directory ${dir} is not a btrfs subvolume, so no qgroup holds it to its size`;
-    const limitBytes = (await qgroupReport(this.mountPoint)).get(subvolumeQgroup(await subvolumeId(dir)))?.limitBytes;
+    // One query for the subvolume's own qgroup, found by its path: staging asks this of every
+    // volume, and looking its id up first (inspect-internal rootid) was a second tool run.
+    const limitBytes = (await ownQgroupOf(dir))?.limitBytes;
     if (limitBytes === undefined) return `subvolume ${dir} has no qgroup limit (expected ${record.capacityBytes} bytes)`;
     if (Math.abs(limitBytes - record.capacityBytes) >= LIMIT_GRANULE) {
       return `subvolume ${dir} has a qgroup limit of ${limitBytes} bytes, expected ${record.capacityBytes}`;

@@ -1,7 +1,7 @@
 // The quota-directory backend: each volume a directory of the pool's own filesystem, held to its size by that filesystem (XFS or ext4 project quotas, btrfs qgroups).
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
-import type { BackendCapabilities, DirectoryBackend, Occupant, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
+import type { BackendCapabilities, DirectoryBackend, Occupant, RefreshScope, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
@@ -52,7 +52,7 @@ export class DirBackend implements DirectoryBackend {
   /** Snapshots, restores and clones: btrfs snapshots, or copies of the tree. */
   readonly snapshots: DirSnapshots;
 
-  /** `healthMaxAgeMs`: how old the quota check's answer may get before Probe starts another (HealthCache). */
+  /** `healthMaxAgeMs`: how old the quota check's answer may get before a full refresh starts another (HealthCache). */
   constructor(readonly config: PoolConfig, healthMaxAgeMs = HEALTH_MAX_AGE_MS) {
     this.volumesDir = recordsDir(config);
     this.quotaHealth = new HealthCache(async () => {
@@ -192,12 +192,20 @@ export class DirBackend implements DirectoryBackend {
     };
   }
 
-  /** One statfs of the filesystem and one quota query for every volume's usage. */
-  async refresh(): Promise<void> {
+  /**
+   * One statfs of the filesystem and, in a full refresh, one quota survey of every volume's
+   * usage (on btrfs `subvolume list` and `qgroup show`) and the quota check behind
+   * healthProblem once its answer is old. After the pool's own create, delete or growth the
+   * statfs alone: the backend's figures already follow that change (a new volume counts all of
+   * its limit as still to be written until a survey reads what it holds; a deleted one is
+   * forgotten), so the survey waits for the timer, GetCapacity or a create about to be refused.
+   */
+  async refresh(scope: RefreshScope = 'full'): Promise<void> {
     const s = await fs.statfs(this.volumesDir);
     this.fsTotalBytes = s.blocks * s.bsize;
     this.fsFreeBytes = s.bavail * s.bsize;
-    if (this.fsType === undefined) return;
+    if (this.fsType === undefined || scope === 'free-space') return;
+    this.quotaHealth.keepCurrent();
     const { method } = await this.mechanism();
     const { used, caught } = await method.survey(new Map([...this.held].map(([id, h]) => [id, h.projectId])));
     this.used = used;
@@ -315,7 +323,8 @@ export class DirBackend implements DirectoryBackend {
   /**
    * The volumes directory, checked on every call (one system call), then whether the quotas
    * still hold, from the last check: that one runs the filesystem's quota tool (tens of
-   * milliseconds, seconds under load), so it is run again in the background (HealthCache).
+   * milliseconds, seconds under load), so the pool's full refresh runs it again in the
+   * background (HealthCache); a Probe runs no tool.
    */
   async healthProblem(): Promise<string | undefined> {
     try {

@@ -1,7 +1,7 @@
 // The LVM backend: each volume is a logical volume of the pool's volume group, linear (thick) or in a thin pool, that Lode names and tags as its own.
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { BackendCapabilities, BlockBackend, Occupant, UnrecordedStorage } from '../../pool/backend.js';
+import type { BackendCapabilities, BlockBackend, Occupant, RefreshScope, UnrecordedStorage } from '../../pool/backend.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
 import type { SnapshotRecord } from '../../pool/snapshot-record.js';
 import { reserveBytes, type LvmPoolConfig, type PoolConfig } from '../../pool/pool.js';
@@ -180,7 +180,8 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
     return { ...base, capacityBytes, availableBytes: Math.max(0, capacityBytes - allocatedBytes), dataPath: 'lvm-linear' };
   }
 
-  async refresh(): Promise<void> {
+  async refresh(scope: RefreshScope = 'full'): Promise<void> {
+    if (scope === 'full') this.health.keepCurrent();
     const mark = this.spaceChanges.mark();
     if (mark === undefined) return;
     if (this.lvm.thinPool !== undefined) {
@@ -422,7 +423,7 @@ export class LvmBackend implements BlockBackend, LvmVolumes {
     return false;
   }
 
-  /** The last check of the VG (and thin pool) at once; an old one is run again in the background (HealthCache). */
+  /** The last check of the VG (and thin pool) at once; a full refresh runs an old one again in the background (HealthCache). */
   async healthProblem(): Promise<string | undefined> {
     return this.health.current();
   }
