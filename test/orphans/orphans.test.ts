@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { writeKubeconfig } from '../../src/bench/apiserver/kubeconfig.js';
 import { ORPHAN_METRIC_NAMES } from '../../src/driver/cluster/orphans/orphan-metrics.js';
-import { PV_PAGE_SIZE } from '../../src/driver/cluster/orphans/pv-handles.js';
+import { LIST_PAGE_SIZE as PV_PAGE_SIZE } from '../../src/kube/informer.js';
 import { ApiCluster } from '../helpers/api-cluster.js';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { findSamples, parseExposition, sampleValue, type Sample } from '../metrics/prom-text.js';
