@@ -14,10 +14,12 @@ export type CoreApi = Pick<CoreV1Api,
   | 'createNamespacedEvent' | 'patchNamespacedEvent'> & {
   watchNode(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
   watchPersistentVolume(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+  watchPersistentVolumeClaimForAllNamespaces(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
 };
 export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass'
   | 'listNamespacedCSIStorageCapacity' | 'createNamespacedCSIStorageCapacity' | 'replaceNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'> & {
   watchNamespacedCSIStorageCapacity(p: WatchParams & { namespace: string }, onEvent: (event: WatchEvent) => void): Promise<void>;
+  watchStorageClass(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
 };
 /** A watch of one resource from a resourceVersion (an informer's, after its list), events handed over as they come. */
 export interface WatchParams {
@@ -91,6 +93,7 @@ export function thinApis(t: HttpTransport): KubeApis {
     createNamespacedEvent: (p) => t.request({ method: 'POST', path: `${CORE}/namespaces/${seg(p.namespace)}/events`, query: queryOf(p), body: p.body }),
     watchNode: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/nodes`, query: { ...queryOf(p), watch: true } }, onEvent),
     watchPersistentVolume: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumes`, query: { ...queryOf(p), watch: true } }, onEvent),
+    watchPersistentVolumeClaimForAllNamespaces: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumeclaims`, query: { ...queryOf(p), watch: true } }, onEvent),
     patchNamespacedEvent: (p) => t.request({ method: 'PATCH', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p), body: p.body, contentType: JSON_PATCH }),
   };
   const storage: StorageApi = {
@@ -100,6 +103,7 @@ export function thinApis(t: HttpTransport): KubeApis {
     replaceNamespacedCSIStorageCapacity: (p) => t.request({ method: 'PUT', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
     listNamespacedCSIStorageCapacity: (p) => t.request({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: queryOf(p) }),
     deleteNamespacedCSIStorageCapacity: (p) => t.request({ method: 'DELETE', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
+    watchStorageClass: (p, onEvent) => t.watch({ method: 'GET', path: `${STORAGE}/storageclasses`, query: { ...queryOf(p), watch: true } }, onEvent),
     watchNamespacedCSIStorageCapacity: (p, onEvent) => t.watch({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: { ...queryOf(p), watch: true } }, onEvent),
   };
   const coordination: CoordinationApi = {

@@ -2,6 +2,7 @@
 import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { Informer, type InformerChange } from '../../../kube/informer.js';
+import { PARAM_POOL } from '../../request/parameters.js';
 import { CAPACITY_DRIVER_LABEL } from './lost-nodes.js';
 
 /** What a node-loss pass reads instead of listing: the caches, and whether all three are whole. */
@@ -22,7 +23,7 @@ export function slimNode(n: V1Node): V1Node {
 }
 
 /**
- * This driver's PV as the handler needs it (its node, claim, class, reclaim policy, handle),
+ * This driver's PV as the handler needs it (its node, claim, class, reclaim policy, handle, pool),
  * other drivers' PVs not at all: some 500 bytes each, 50 MB per 100,000 of Lode's PVs, held
  * by the leader alone. The handler reads a PV again before changing it.
  */
@@ -33,7 +34,8 @@ export function slimPv(driverName: string): (pv: V1PersistentVolume) => V1Persis
     return {
       metadata: { name: pv.metadata?.name ?? '', ...(pv.metadata?.uid ? { uid: pv.metadata.uid } : {}) },
       spec: {
-        csi: { driver: driverName, volumeHandle: s.csi?.volumeHandle ?? '' },
+        // The pool its attributes name: the claim reasons' proof that a pool is on a node.
+        csi: { driver: driverName, volumeHandle: s.csi?.volumeHandle ?? '', ...(s.csi?.volumeAttributes?.[PARAM_POOL] !== undefined ? { volumeAttributes: { [PARAM_POOL]: s.csi.volumeAttributes[PARAM_POOL] } } : {}) },
         ...(s.claimRef ? { claimRef: { namespace: s.claimRef.namespace, name: s.claimRef.name, uid: s.claimRef.uid } } : {}),
         ...(s.storageClassName !== undefined ? { storageClassName: s.storageClassName } : {}),
         ...(s.persistentVolumeReclaimPolicy !== undefined ? { persistentVolumeReclaimPolicy: s.persistentVolumeReclaimPolicy } : {}),

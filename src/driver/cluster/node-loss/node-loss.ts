@@ -4,7 +4,7 @@ import { LeaseElector } from '../../../kube/leader-election.js';
 import { describeApiError } from '../../../kube/kube-errors.js';
 import { log } from '../../../util/log.js';
 import { describePassError, NodeLossHandler, type NodeLossIdentity } from './node-loss-handler.js';
-import { NodeLossInformers } from './node-loss-informers.js';
+import { NodeLossInformers, type NodeLossView } from './node-loss-informers.js';
 import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js';
 
 /**
@@ -13,7 +13,10 @@ import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js'
  */
 export interface LeaderPass {
   name: string;
-  pass(stopped: AbortSignal): Promise<unknown>;
+  /** One look, with the node-loss caches to read (no list of its own for what they hold). */
+  pass(stopped: AbortSignal, caches: NodeLossView): Promise<unknown>;
+  /** Leadership ends: drop what the term held (its own caches). */
+  endTerm?(): Promise<void>;
 }
 
 export interface RunningNodeLoss {
@@ -43,7 +46,7 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
   // number of candidates. The handler reads them; passes wake on their changes, and the
   // period only bounds the wait (a pass over unchanged caches sends no request).
   let informers: NodeLossInformers | undefined;
-  const view = {
+  const view: NodeLossView = {
     get synced(): boolean { return informers?.synced ?? false; },
     pvs: () => informers?.pvs() ?? [],
     capacities: () => informers?.capacities() ?? [],
@@ -83,7 +86,7 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
             for (const extra of leaderPasses) {
               if (both.aborted) break;
               try {
-                await extra.pass(both);
+                await extra.pass(both, view);
               } catch (err) {
                 log('warn', `${extra.name}: pass failed; the next one starts over`, { error: describeApiError(err, `${extra.name} pass`) });
               }
@@ -96,6 +99,7 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
         } finally {
           if (informers === caches) informers = undefined;
           await caches.stop();
+          for (const extra of leaderPasses) await extra.endTerm?.();
         }
       })();
     },
