@@ -11,7 +11,7 @@ export type CoreApi = Pick<CoreV1Api,
   | 'listPersistentVolume' | 'readPersistentVolume' | 'replacePersistentVolume' | 'deletePersistentVolume'
   | 'listNamespacedPod' | 'readNamespacedPod' | 'deleteNamespacedPod'
   | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim' | 'listPersistentVolumeClaimForAllNamespaces'
-  | 'createNamespacedEvent' | 'patchNamespacedEvent'> & {
+  | 'createNamespacedEvent' | 'readNamespacedEvent' | 'patchNamespacedEvent'> & {
   watchNode(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
   watchPersistentVolume(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
   watchPersistentVolumeClaimForAllNamespaces(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
@@ -94,6 +94,7 @@ export function thinApis(t: HttpTransport): KubeApis {
     watchNode: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/nodes`, query: { ...queryOf(p), watch: true } }, onEvent),
     watchPersistentVolume: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumes`, query: { ...queryOf(p), watch: true } }, onEvent),
     watchPersistentVolumeClaimForAllNamespaces: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumeclaims`, query: { ...queryOf(p), watch: true } }, onEvent),
+    readNamespacedEvent: (p) => t.request({ method: 'GET', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p) }),
     patchNamespacedEvent: (p) => t.request({ method: 'PATCH', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p), body: p.body, contentType: JSON_PATCH }),
   };
   const storage: StorageApi = {
