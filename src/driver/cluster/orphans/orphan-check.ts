@@ -41,6 +41,15 @@ export interface OrphanCheckDriver {
   readonly createAnswers: CreateAnswers;
 }
 
+/** Whether this node's catalog holds the volume; a quarantined one (get throws) is this node's too. */
+function holdsVolume(catalog: VolumeCatalog, id: string): boolean {
+  try {
+    return catalog.get(id) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 export class OrphanCheck implements OrphanFigures {
   private readonly tracker: OrphanTracker;
   private readonly events: NodeEvents;
@@ -57,7 +66,7 @@ export class OrphanCheck implements OrphanFigures {
   constructor(private readonly ctx: OrphanCheckDriver, kube: KubeClient, private readonly options: OrphanOptions) {
     this.tracker = new OrphanTracker(options.graceMs);
     this.events = new NodeEvents(kube, ctx.config.nodeId);
-    this.pvs = new PvHandles(kube, { driverName: ctx.config.driverName, nodeId: ctx.config.nodeId, topologyKey: ctx.topologyKey, holds: (id) => ctx.catalog.get(id) !== undefined });
+    this.pvs = new PvHandles(kube, { driverName: ctx.config.driverName, nodeId: ctx.config.nodeId, topologyKey: ctx.topologyKey, holds: (id) => holdsVolume(ctx.catalog, id) });
   }
 
   start(): void {
