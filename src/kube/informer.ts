@@ -155,7 +155,10 @@ export class Informer<T, K> {
       try {
         if (this.resourceVersion === undefined) await this.relist();
         retryMs = RETRY_FIRST_MS;
+        const opened = Date.now();
         await this.watchOnce();
+        // A watch the server (or a proxy) ends at once is not re-opened in a tight loop.
+        if (Date.now() - opened < RETRY_FIRST_MS) await sleep(RETRY_FIRST_MS, signal);
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {
