@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run bench`: the driver benchmarks, the driver's memory with API access, the snapshot benchmark, the data-path (fio) benchmark, the planner (lode plan) at 10,000 pods, then the cluster-bench scale run; figures go to stdout.
+# `npm run bench`: the driver benchmarks, the driver's memory with API access, its API requests per idle minute, the snapshot benchmark, the data-path (fio) benchmark, the planner (lode plan) at 10,000 pods, then the cluster-bench scale run; figures go to stdout.
 # `npm run bench -- --data-path-only [--repeats N --runtime S]` runs the data-path benchmark alone.
 LODE_PREPARE_FOR=bench
 source "$(dirname "$0")/prepare.sh"
@@ -14,6 +14,8 @@ fi
 node dist/benchmarks/driver-bench.js
 echo
 node dist/benchmarks/api-memory-bench.js
+echo
+node dist/benchmarks/api-idle-bench.js
 echo
 node dist/benchmarks/snapshot-bench.js
 echo

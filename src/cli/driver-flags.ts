@@ -66,8 +66,9 @@ export const DRIVER_USAGE = `usage: lode driver [flags]
   --leader-retry-period S                                              (env LODE_LEADER_RETRY_PERIOD)
                          pause between tries to acquire or renew
                          (default 2; seconds, may be decimal)
-  --node-loss-period S   the leader looks at PVs, Nodes and waiting    (env LODE_NODE_LOSS_PERIOD)
-                         claims every S
+  --node-loss-period S   the leader looks at its watched PVs, Nodes    (env LODE_NODE_LOSS_PERIOD)
+                         and waiting claims on each change, and at
+                         least every S
                          (default 10; seconds, may be decimal)
   --pod-reservations B   true or false: reserve a pending pod's other  (env LODE_POD_RESERVATIONS)
                          claims with the first, refuse all if they do

@@ -143,7 +143,7 @@ export async function startDriver(config: DriverConfig, makeObserver?: (ctx: Dri
     : undefined;
   const nodeLoss = kube !== undefined && config.nodeLoss !== undefined
     ? startNodeLoss(kube, { driverName: config.driverName, nodeId: config.nodeId, topologyKey: ctx.topologyKey, namespace: config.nodeLoss.namespace }, config.nodeLoss,
-      claimReasons !== undefined ? [{ name: 'claim reasons', pass: (stopped) => claimReasons.pass(stopped) }] : [])
+      claimReasons !== undefined ? [{ name: 'claim reasons', pass: (stopped, caches) => claimReasons.pass(stopped, caches), endTerm: () => claimReasons.endTerm() }] : [])
     : undefined;
   const orphans = kube !== undefined && config.orphans !== undefined ? new OrphanCheck(ctx, kube, config.orphans) : undefined;
   orphans?.start();

@@ -1,4 +1,4 @@
-// Events on this node's Node object, one per subject: created once, then only refreshed so they outlive the API server's event TTL.
+// Events on this node's Node object, one per subject: created once, then repeats counted (count, lastTimestamp) as the upstream recorder counts them, often enough to outlive the event TTL.
 import { createHash } from 'node:crypto';
 import { CLUSTER_EVENT_NAMESPACE, eventBody } from './event-body.js';
 import type { KubeClient } from './kube-client.js';
@@ -22,8 +22,19 @@ export type EventType = 'Normal' | 'Warning';
 interface Written {
   name: string;
   lastWrittenMs: number;
+  /** What the Event says now, and how many times it has been written saying it. */
+  message: string;
+  count: number;
+  firstMs: number;
 }
 
+/**
+ * The Events this node's driver keeps on its own Node, one per (reason, subject). A repeat is
+ * written as the upstream event recorder writes one: the same Event (object, reason, message,
+ * source) gets its `count` raised by one and its `lastTimestamp` moved, `firstTimestamp`
+ * staying; a new message starts the count again. Repeats are written at most every
+ * EVENT_REFRESH_MS, as the recorder's spam filter lets one through every few minutes.
+ */
 export class NodeEvents {
   private readonly written = new Map<string, Written>();
 
@@ -39,43 +50,55 @@ export class NodeEvents {
   }
 
   /**
-   * Makes sure an Event says `message` about `subject`: creates it the first time, and
-   * afterwards only moves its lastTimestamp, at most every EVENT_REFRESH_MS. Returns false
-   * when the API did not take it (the caller tries again next round); never throws.
+   * Makes sure an Event says `message` about `subject`: creates it the first time; afterwards
+   * counts the repeat (at most every EVENT_REFRESH_MS, or at once when the message changed).
+   * Returns false when the API did not take it (the caller tries again next round); never throws.
    */
   async report(type: EventType, reason: string, subject: string, message: string, nowMs = Date.now()): Promise<boolean> {
     const key = `${reason}\0${subject}`;
     const seen = this.written.get(key);
-    if (seen !== undefined && nowMs - seen.lastWrittenMs < EVENT_REFRESH_MS) return true;
+    if (seen !== undefined && seen.message === message && nowMs - seen.lastWrittenMs < EVENT_REFRESH_MS) return true;
     const name = seen?.name ?? this.nameFor(reason, subject);
     try {
-      if (seen !== undefined && await this.touch(name, nowMs)) {
-        seen.lastWrittenMs = nowMs;
-        return true;
-      }
-      await this.create(name, type, reason, message, nowMs);
+      if (seen !== undefined && await this.repeat(name, seen, message, nowMs)) return true;
+      const made = await this.create(name, type, reason, message, nowMs);
+      this.written.set(key, made);
     } catch (err) {
-      log('warn', 'could not write an Event on the Node', { reason, subject, error: describeApiError(err, `create event ${EVENT_NAMESPACE}/${name}`) });
+      log('warn', 'could not write an Event on the Node', { reason, subject, error: describeApiError(err, `write event ${EVENT_NAMESPACE}/${name}`) });
       return false;
     }
-    this.written.set(key, { name, lastWrittenMs: nowMs });
     return true;
   }
 
-  /** Moves an existing Event's lastTimestamp; false when it is gone (its TTL ran out). */
-  private async touch(name: string, nowMs: number): Promise<boolean> {
+  /**
+   * Writes a repeat of a known Event: count + 1 and a new lastTimestamp for the same message,
+   * count 1 and both timestamps for a new one. False when it is gone (its TTL ran out).
+   */
+  private async repeat(name: string, w: Written, message: string, nowMs: number): Promise<boolean> {
+    const at = new Date(nowMs).toISOString();
+    const same = w.message === message;
+    const count = same ? w.count + 1 : 1;
+    const ops: object[] = [
+      { op: 'replace', path: '/count', value: count },
+      { op: 'replace', path: '/lastTimestamp', value: at },
+      ...(same ? [] : [{ op: 'replace', path: '/message', value: message }, { op: 'replace', path: '/firstTimestamp', value: at }]),
+    ];
     try {
-      await this.kube.bounded(`patch event ${EVENT_NAMESPACE}/${name}`, (a) => a.core.patchNamespacedEvent({
-        name, namespace: EVENT_NAMESPACE, body: [{ op: 'replace', path: '/lastTimestamp', value: new Date(nowMs).toISOString() }],
-      }));
-      return true;
+      await this.kube.bounded(`patch event ${EVENT_NAMESPACE}/${name}`, (a) => a.core.patchNamespacedEvent({ name, namespace: EVENT_NAMESPACE, body: ops }));
     } catch (err) {
       if (isNotFound(err)) return false;
       throw err;
     }
+    w.count = count;
+    w.lastWrittenMs = nowMs;
+    if (!same) {
+      w.message = message;
+      w.firstMs = nowMs;
+    }
+    return true;
   }
 
-  private async create(name: string, type: EventType, reason: string, message: string, nowMs: number): Promise<void> {
+  private async create(name: string, type: EventType, reason: string, message: string, nowMs: number): Promise<Written> {
     const at = new Date(nowMs);
     try {
       await this.kube.bounded(`create event ${EVENT_NAMESPACE}/${name}`, (a) => a.core.createNamespacedEvent({
@@ -84,10 +107,15 @@ export class NodeEvents {
         // describe node looks for both that and the Node's real uid.
         body: eventBody({ name, about: { apiVersion: 'v1', kind: 'Node', name: this.nodeId, uid: this.nodeId }, type, reason, message, component: EVENT_COMPONENT, host: this.nodeId, at }),
       }));
+      return { name, lastWrittenMs: nowMs, message, count: 1, firstMs: nowMs };
     } catch (err) {
-      // Written by an earlier run of this driver: the same subject, so refresh it instead.
-      if (isConflict(err) && await this.touch(name, nowMs)) return;
-      throw err;
+      if (!isConflict(err)) throw err;
     }
+    // Written by an earlier run of this driver (the same subject): read where its count
+    // stands, and write this as its repeat.
+    const there = await this.kube.bounded(`get event ${EVENT_NAMESPACE}/${name}`, (a) => a.core.readNamespacedEvent({ name, namespace: EVENT_NAMESPACE }));
+    const w: Written = { name, lastWrittenMs: 0, message: there.message ?? '', count: there.count ?? 1, firstMs: there.firstTimestamp?.getTime() ?? nowMs };
+    if (!(await this.repeat(name, w, message, nowMs))) throw new Error(`event ${EVENT_NAMESPACE}/${name} went while it was being written`);
+    return w;
   }
 }

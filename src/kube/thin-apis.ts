@@ -11,9 +11,24 @@ export type CoreApi = Pick<CoreV1Api,
   | 'listPersistentVolume' | 'readPersistentVolume' | 'replacePersistentVolume' | 'deletePersistentVolume'
   | 'listNamespacedPod' | 'readNamespacedPod' | 'deleteNamespacedPod'
   | 'readNamespacedPersistentVolumeClaim' | 'deleteNamespacedPersistentVolumeClaim' | 'listPersistentVolumeClaimForAllNamespaces'
-  | 'createNamespacedEvent' | 'patchNamespacedEvent'>;
+  | 'createNamespacedEvent' | 'readNamespacedEvent' | 'patchNamespacedEvent'> & {
+  watchNode(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+  watchPersistentVolume(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+  watchPersistentVolumeClaimForAllNamespaces(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+};
 export type StorageApi = Pick<StorageV1Api, 'readStorageClass' | 'listStorageClass'
-  | 'listNamespacedCSIStorageCapacity' | 'createNamespacedCSIStorageCapacity' | 'replaceNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'>;
+  | 'listNamespacedCSIStorageCapacity' | 'createNamespacedCSIStorageCapacity' | 'replaceNamespacedCSIStorageCapacity' | 'deleteNamespacedCSIStorageCapacity'> & {
+  watchNamespacedCSIStorageCapacity(p: WatchParams & { namespace: string }, onEvent: (event: WatchEvent) => void): Promise<void>;
+  watchStorageClass(p: WatchParams, onEvent: (event: WatchEvent) => void): Promise<void>;
+};
+/** A watch of one resource from a resourceVersion (an informer's, after its list), events handed over as they come. */
+export interface WatchParams {
+  resourceVersion: string;
+  timeoutSeconds: number;
+  allowWatchBookmarks?: boolean;
+  fieldSelector?: string;
+  labelSelector?: string;
+}
 /** A watch of the namespace's Leases (one, by a metadata.name field selector), events handed over as they come. */
 export interface LeaseWatchParams {
   namespace: string;
@@ -76,6 +91,10 @@ export function thinApis(t: HttpTransport): KubeApis {
     deleteNamespacedPersistentVolumeClaim: (p) => t.request({ method: 'DELETE', path: `${CORE}/namespaces/${seg(p.namespace)}/persistentvolumeclaims/${seg(p.name)}`, query: queryOf(p), body: p.body }),
     listPersistentVolumeClaimForAllNamespaces: (p = {}) => t.request({ method: 'GET', path: `${CORE}/persistentvolumeclaims`, query: queryOf(p) }),
     createNamespacedEvent: (p) => t.request({ method: 'POST', path: `${CORE}/namespaces/${seg(p.namespace)}/events`, query: queryOf(p), body: p.body }),
+    watchNode: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/nodes`, query: { ...queryOf(p), watch: true } }, onEvent),
+    watchPersistentVolume: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumes`, query: { ...queryOf(p), watch: true } }, onEvent),
+    watchPersistentVolumeClaimForAllNamespaces: (p, onEvent) => t.watch({ method: 'GET', path: `${CORE}/persistentvolumeclaims`, query: { ...queryOf(p), watch: true } }, onEvent),
+    readNamespacedEvent: (p) => t.request({ method: 'GET', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p) }),
     patchNamespacedEvent: (p) => t.request({ method: 'PATCH', path: `${CORE}/namespaces/${seg(p.namespace)}/events/${seg(p.name)}`, query: queryOf(p), body: p.body, contentType: JSON_PATCH }),
   };
   const storage: StorageApi = {
@@ -85,6 +104,8 @@ export function thinApis(t: HttpTransport): KubeApis {
     replaceNamespacedCSIStorageCapacity: (p) => t.request({ method: 'PUT', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
     listNamespacedCSIStorageCapacity: (p) => t.request({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: queryOf(p) }),
     deleteNamespacedCSIStorageCapacity: (p) => t.request({ method: 'DELETE', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities/${seg(p.name)}`, query: queryOf(p), body: p.body }),
+    watchStorageClass: (p, onEvent) => t.watch({ method: 'GET', path: `${STORAGE}/storageclasses`, query: { ...queryOf(p), watch: true } }, onEvent),
+    watchNamespacedCSIStorageCapacity: (p, onEvent) => t.watch({ method: 'GET', path: `${STORAGE}/namespaces/${seg(p.namespace)}/csistoragecapacities`, query: { ...queryOf(p), watch: true } }, onEvent),
   };
   const coordination: CoordinationApi = {
     readNamespacedLease: (p) => t.request({ method: 'GET', path: `${COORDINATION}/namespaces/${seg(p.namespace)}/leases/${seg(p.name)}`, query: queryOf(p) }),

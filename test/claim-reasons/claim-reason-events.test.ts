@@ -1,17 +1,20 @@
-// The leader's claim-reason look against the bench's API server: one Warning Event per waiting claim with a cause, none on a later pass or from a later leader, and a later pass costs one list.
+// The leader's claim-reason look against the bench's API server: one Warning Event per waiting claim with a cause, none on a later pass or from a later leader, and a later pass reads only its watched caches.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { ClaimReasonEvents } from '../../src/driver/cluster/claim-reasons/claim-reason-events.js';
 import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
-import { ApiCluster } from '../helpers/api-cluster.js';
+import { NodeLossInformers } from '../../src/driver/cluster/node-loss/node-loss-informers.js';
+import { ApiCluster, untilAsync } from '../helpers/api-cluster.js';
 
 const DRIVER = 'lode.csi.dev';
 const KEY = `topology.${DRIVER}/node`;
 const Mi = 2 ** 20;
 
 const clusters: ApiCluster[] = [];
+const running: { stop(): Promise<unknown> }[] = [];
 after(async () => {
+  for (const r of running) await r.stop();
   for (const c of clusters) await c.stop();
 });
 
@@ -37,7 +40,9 @@ function addCapacity(c: ApiCluster, node: string, className: string, free: numbe
   });
 }
 
-async function setUp(): Promise<{ c: ApiCluster; kube: KubeClient; look: () => ClaimReasonEvents }> {
+interface SetUp { c: ApiCluster; kube: KubeClient; look: () => ClaimReasonEvents; shared: () => Promise<NodeLossInformers> }
+
+async function setUp(): Promise<SetUp> {
   const c = await ApiCluster.start();
   clusters.push(c);
   c.store.create('Node', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
@@ -50,8 +55,20 @@ async function setUp(): Promise<{ c: ApiCluster; kube: KubeClient; look: () => C
     addCapacity(c, n, 'lode-nowhere', 0, 0);
   }
   const kube = await connectKube({ source: { kind: 'kubeconfig', path: c.kubeconfig }, callTimeoutMs: 5_000 }, 'node-1', 'test');
-  const look = (): ClaimReasonEvents => new ClaimReasonEvents(kube, { driverName: DRIVER, nodeId: 'node-1', topologyKey: KEY, namespace: 'lode-system', ownPools: () => ['local'] });
-  return { c, kube, look };
+  const look = (): ClaimReasonEvents => {
+    const l = new ClaimReasonEvents(kube, { driverName: DRIVER, nodeId: 'node-1', topologyKey: KEY, namespace: 'lode-system', ownPools: () => ['local'] });
+    running.push({ stop: () => l.endTerm() });
+    return l;
+  };
+  // The node-loss leader's caches (PVs, capacity objects) the look borrows, filled from what the store holds now.
+  const shared = async (): Promise<NodeLossInformers> => {
+    const caches = new NodeLossInformers(kube, DRIVER, 'lode-system');
+    running.push(caches);
+    caches.start();
+    await caches.whenSynced();
+    return caches;
+  };
+  return { c, kube, look, shared };
 }
 
 function claimEvents(c: ApiCluster): CoreV1Event[] {
@@ -65,13 +82,14 @@ function requestsSince(c: ApiCluster, from: number): string[] {
 
 describe('claim reason Events', () => {
   it('one Warning Event on each claim with a cause, none on a claim that can be made, none again on the next pass or from the next leader', async () => {
-    const { c, look } = await setUp();
+    const { c, look, shared } = await setUp();
     const nowhere = addClaim(c, 'nowhere-data', 'lode-nowhere', '16Mi');
     const small = addClaim(c, 'small-xfs', 'lode-local-xfs', '64Mi');
     addClaim(c, 'fine', 'lode-local', '16Mi');
     const leader = look();
     const stopped = new AbortController().signal;
-    const first = await leader.pass(stopped);
+    const caches = await shared();
+    const first = await leader.pass(stopped, caches);
     assert.deepEqual(first.map((r) => [r.claim.metadata?.name, r.reason]), [['nowhere-data', 'PoolNotOnAnyNode'], ['small-xfs', 'BelowFilesystemMinimum']]);
     const events = claimEvents(c);
     assert.deepEqual(events.map((e) => [e.involvedObject.name, e.involvedObject.uid, e.involvedObject.namespace, e.metadata?.namespace, e.type, e.reason, e.count, e.source?.component, e.source?.host]).sort(), [
@@ -81,40 +99,38 @@ describe('claim reason Events', () => {
     assert.match(events.find((e) => e.reason === 'PoolNotOnAnyNode')?.message ?? '', /^no node has pool "nowhere", which class lode-nowhere names/);
     assert.match(events.find((e) => e.reason === 'BelowFilesystemMinimum')?.message ?? '', /^xfs volumes take at least 300Mi and this claim asks 64Mi/);
 
-    // The next pass: the claims still wait, nothing is written, and one list is all it costs.
+    // The next pass: the claims still wait, nothing is written, and it sends no request at
+    // all (it reads its watched caches; the old look listed claims, classes and capacity).
     const before = c.requests.length;
-    assert.deepEqual(await leader.pass(stopped), []);
-    assert.deepEqual(requestsSince(c, before), ['list persistentvolumeclaims', 'list storageclasses', 'list csistoragecapacities'], 'fine still waits (for a pod): classes and capacity are read, nothing written');
-    const again = c.requests.length;
-    assert.deepEqual(await leader.pass(stopped), []);
-    assert.deepEqual(requestsSince(c, again).filter((r) => r.startsWith('create')), []);
+    assert.deepEqual(await leader.pass(stopped, caches), []);
+    assert.deepEqual(requestsSince(c, before), [], 'fine still waits (for a pod): nothing is listed, nothing written');
 
     // A new leader (failover, restart) finds the same Events by name: nothing new.
-    assert.deepEqual(await look().pass(stopped), []);
+    assert.deepEqual(await look().pass(stopped, caches), []);
     assert.equal(claimEvents(c).length, 2);
 
-    // Once every waiting claim has its Event, a pass is one list.
-    c.store.delete('PersistentVolumeClaim', 'fine', 'default');
-    await leader.pass(stopped);
-    const quiet = c.requests.length;
-    await leader.pass(stopped);
-    assert.deepEqual(requestsSince(c, quiet), ['list persistentvolumeclaims']);
+    // A claim that comes later reaches the leader through its watch, with no list.
+    const listsBefore = requestsSince(c, 0).filter((r) => r.startsWith('list')).length;
+    addClaim(c, 'later', 'lode-nowhere', '16Mi');
+    await untilAsync('the later claim\'s Event', async () => (await leader.pass(stopped, caches)).some((r) => r.claim.metadata?.name === 'later'));
+    assert.equal(requestsSince(c, 0).filter((r) => r.startsWith('list')).length, listsBefore, 'no list since the caches were filled');
   });
 
   it('a claim of the same name made again is a new claim: it gets its own Event', async () => {
-    const { c, look } = await setUp();
+    const { c, look, shared } = await setUp();
     addClaim(c, 'nowhere-data', 'lode-nowhere', '16Mi');
     const leader = look();
     const stopped = new AbortController().signal;
-    assert.equal((await leader.pass(stopped)).length, 1);
+    const caches = await shared();
+    assert.equal((await leader.pass(stopped, caches)).length, 1);
     c.store.delete('PersistentVolumeClaim', 'nowhere-data', 'default');
     const uid = addClaim(c, 'nowhere-data', 'lode-nowhere', '16Mi');
-    assert.equal((await leader.pass(stopped)).length, 1);
+    await untilAsync('an Event for the new claim', async () => (await leader.pass(stopped, caches)).length === 1);
     assert.deepEqual(claimEvents(c).map((e) => e.involvedObject.uid).filter((u) => u === uid), [uid]);
   });
 
   it('a pool that seems on no node but holds a PV there is full, not missing: no Event', async () => {
-    const { c, look } = await setUp();
+    const { c, look, shared } = await setUp();
     addClaim(c, 'nowhere-data', 'lode-nowhere', '16Mi');
     c.store.create('PersistentVolume', {
       apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-full' },
@@ -123,7 +139,7 @@ describe('claim reason Events', () => {
         nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: KEY, operator: 'In', values: ['node-2'] }] }] } },
       },
     });
-    assert.deepEqual(await look().pass(new AbortController().signal), []);
+    assert.deepEqual(await look().pass(new AbortController().signal, await shared()), []);
     assert.equal(claimEvents(c).length, 0);
   });
 });

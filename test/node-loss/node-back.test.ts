@@ -2,6 +2,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeLossHandler, type PassSummary } from '../../src/driver/cluster/node-loss/node-loss-handler.js';
+import { NodeLossInformers } from '../../src/driver/cluster/node-loss/node-loss-informers.js';
 import { OUT_OF_SERVICE_TAINT } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 import { connectKube, KubeClient, type KubeApis } from '../../src/kube/kube-client.js';
 import { ApiCluster } from '../helpers/api-cluster.js';
@@ -12,7 +13,7 @@ after(async () => {
   for (const c of clusters) await c.stop();
 });
 
-/** The driver's client, with `hook` run right after the answer to the request `when` picks (once). */
+/** The driver's client, with `hook` run right after the answer (or error) to the request `when` picks (once). */
 class HookedClient extends KubeClient {
   private fired = false;
 
@@ -21,12 +22,15 @@ class HookedClient extends KubeClient {
   }
 
   override async bounded<T>(what: string, call: (apis: KubeApis) => Promise<T>, timeoutMs?: number): Promise<T> {
-    const answer = await super.bounded(what, call, timeoutMs ?? this.options.callTimeoutMs);
-    if (!this.fired && this.when(what)) {
-      this.fired = true;
-      this.hook();
+    // After the answer, an error answer too (a deleted node's read is a 404).
+    try {
+      return await super.bounded(what, call, timeoutMs ?? this.options.callTimeoutMs);
+    } finally {
+      if (!this.fired && this.when(what)) {
+        this.fired = true;
+        this.hook();
+      }
     }
-    return answer;
   }
 }
 
@@ -40,8 +44,16 @@ async function cluster(): Promise<ApiCluster> {
 
 async function pass(c: ApiCluster, when: (what: string) => boolean, hook: () => void): Promise<PassSummary> {
   const base = await connectKube({ source: { kind: 'kubeconfig', path: c.kubeconfig }, callTimeoutMs: 5_000 }, 'node-a', '1');
-  const handler = new NodeLossHandler(new HookedClient(base, when, hook), { driverName: DRIVER, nodeId: 'node-a', topologyKey: TOPOLOGY, namespace: 'lode-system' }, false);
-  return handler.pass(new AbortController().signal);
+  // The caches are filled before the handler's client is hooked: the stale finding under test is theirs.
+  const caches = new NodeLossInformers(base, DRIVER, 'lode-system');
+  caches.start();
+  await caches.whenSynced();
+  const handler = new NodeLossHandler(new HookedClient(base, when, hook), { driverName: DRIVER, nodeId: 'node-a', topologyKey: TOPOLOGY, namespace: 'lode-system' }, false, caches);
+  try {
+    return await handler.pass(new AbortController().signal);
+  } finally {
+    await caches.stop();
+  }
 }
 
 /** Whether the workload's claim, pod and PV are all as they were: present, not being deleted, the PV with its finalizer. */
@@ -62,7 +74,8 @@ function released(c: ApiCluster, name: string): void {
   assert.equal(c.store.get('PersistentVolume', `pvc-${name}`), undefined, `PV pvc-${name} is deleted`);
 }
 
-const afterNodeList = (what: string): boolean => what === 'list nodes';
+/** The pass's first read of a node the caches show lost: it confirms the finding, and the node is back right after. */
+const afterNodeList = (what: string): boolean => what.startsWith('get node ');
 const untaint = (c: ApiCluster, name: string) => (): void => {
   c.store.modify('Node', name, undefined, (n) => { n.spec = { ...n.spec, taints: (n.spec?.taints ?? []).filter((t) => t.key !== OUT_OF_SERVICE_TAINT) }; });
 };
@@ -80,7 +93,7 @@ describe('node loss: a node back before the release', () => {
     released(c, 'w');
   });
 
-  it('a deleted node made again (Ready) right after the pass listed nodes keeps everything', async () => {
+  it('a deleted node made again (Ready) right after the pass confirmed its loss keeps everything', async () => {
     const c = await cluster();
     addNode(c.store, 'node-gone');
     addWorkload(c.store, 'w', 'node-gone', 'lode-release');
@@ -93,7 +106,7 @@ describe('node loss: a node back before the release', () => {
     assert.ok(c.store.get('CSIStorageCapacity', 'cap-gone', 'lode-system'), 'its capacity object is kept');
   });
 
-  it('an out-of-service node whose taint is lifted right after the node list keeps everything', async () => {
+  it('an out-of-service node whose taint is lifted right after the pass confirmed it keeps everything', async () => {
     const c = await cluster();
     addNode(c.store, 'node-t', 'out-of-service');
     addWorkload(c.store, 'w', 'node-t', 'lode-release');

@@ -2,7 +2,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DriverHarness } from '../helpers/driver-harness.js';
-import { PROVISIONER_FINALIZER } from '../../src/driver/cluster/node-loss/lost-nodes.js';
+import { OUT_OF_SERVICE_TAINT, PROVISIONER_FINALIZER } from '../../src/driver/cluster/node-loss/lost-nodes.js';
 import { ApiCluster, until } from '../helpers/api-cluster.js';
 import { addCapacity, addClass, addNode, addWorkload, eventsAbout, NS } from './fixture.js';
 
@@ -210,5 +210,30 @@ describe('node-loss handler', () => {
     await until('the restarted driver takes over once the lease expires', () => holder(c) === first);
     assert.deepEqual(holders, [first, '', second, first], 'a killed driver released nothing: its lease expired');
     assert.deepEqual(await lose('z', 'delete'), [first]);
+  });
+
+  it('learns of a node going out of service through its watches, with no list after its first, and a follower lists no Nodes', async () => {
+    const c = await cluster();
+    const s = c.store;
+    addNode(s, 'node-a');
+    addNode(s, 'node-b');
+    addNode(s, 'node-t');
+    addWorkload(s, 'later', 'node-t', 'lode-release');
+    const leader = await driver(c, 'node-a', 'on');
+    await until('the leader', () => holder(c) === 'node-a');
+    const follower = await driver(c, 'node-b', 'on');
+    await anotherPass(leader);
+    const lists = (): string[] => c.requests.filter((r) => / list (nodes|persistentvolumes|csistoragecapacities)$/.test(r));
+    const listed = lists();
+    // Nodes and capacity objects: one list, the leader's. PVs: the leader's, and each node's
+    // own for its orphan check (on by default), which keeps only that node's handles.
+    const count = (what: string): number => listed.filter((r) => r.endsWith(` ${what}`)).length;
+    assert.deepEqual([count('list nodes'), count('list csistoragecapacities'), count('list persistentvolumes')], [1, 1, 3], listed.join('\n'));
+    // The taint, as an operator marks a node shut down: the leader learns it from its Node watch.
+    s.modify('Node', 'node-t', undefined, (n) => { n.spec = { ...n.spec, taints: [{ key: OUT_OF_SERVICE_TAINT, value: 'nodeshutdown', effect: 'NoExecute' }] }; });
+    await until('the tainted node\'s volume is released', () => s.get('PersistentVolume', 'pvc-later') === undefined);
+    await anotherPass(leader);
+    assert.deepEqual(lists(), listed, 'no list since the first ones: the change came through the watch');
+    assert.equal(lastPass(follower), 0, 'the follower never ran a pass');
   });
 });

@@ -1,4 +1,4 @@
-// The orphan check's flags, and its Events against the bench's API server: one per subject, found again by a restarted driver.
+// The orphan check's flags, and its Events against the bench's API server: one per subject, repeats counted as upstream recorders count them, found again by a restarted driver.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
@@ -43,7 +43,7 @@ describe('orphan flags', () => {
 });
 
 describe('Events on the Node', () => {
-  it('are written once per subject, refreshed only after the refresh interval, and found again by a restarted driver', async () => {
+  it('are written once per subject, repeats counted (count, lastTimestamp) only after the refresh interval, a new message counted afresh, and found again by a restarted driver', async () => {
     const kube = await connectKube({ source: { kind: 'kubeconfig', path: config }, callTimeoutMs: 2_000 }, 'node-ev', '1');
     const first = new NodeEvents(kube, 'node-ev');
     const t0 = Date.now();
@@ -55,14 +55,22 @@ describe('Events on the Node', () => {
     await first.report('Warning', 'OrphanedVolume', 'lv-1', 'volume lv-1 is an orphan', t0 + EVENT_REFRESH_MS);
     assert.deepEqual(writes().slice(2), ['lode-driver patch events']);
     const later = new Date(t0 + EVENT_REFRESH_MS).toISOString();
-    const stored = () => (store.list('Event') as unknown as Array<{ message: string; lastTimestamp: unknown; involvedObject: { name: string } }>).filter((e) => e.message.includes('lv-1'));
+    const stored = () => (store.list('Event') as unknown as Array<{ message: string; count: number; firstTimestamp: unknown; lastTimestamp: unknown; involvedObject: { name: string } }>).filter((e) => e.message.includes('lv-1'));
     assert.equal(stored().length, 1);
     assert.equal(new Date(String(stored()[0]!.lastTimestamp)).toISOString(), later);
-    // A new process knows nothing of the first one's Events: its create is answered 409, and it refreshes that one.
+    // The repeat is counted, as the upstream recorder counts one: count 2, first time kept.
+    assert.equal(stored()[0]!.count, 2);
+    assert.equal(new Date(String(stored()[0]!.firstTimestamp)).toISOString(), new Date(t0).toISOString());
+    // A new process knows nothing of the first one's Events: its create is answered 409, it
+    // reads where the count stands, and counts on from there.
     const restarted = new NodeEvents(kube, 'node-ev');
     assert.equal(await restarted.report('Warning', 'OrphanedVolume', 'lv-1', 'volume lv-1 is an orphan', t0 + 2 * EVENT_REFRESH_MS), true);
     assert.deepEqual(writes().slice(3), ['lode-driver create events', 'lode-driver patch events']);
     assert.equal(stored().length, 1);
     assert.equal(stored()[0]!.involvedObject.name, 'node-ev');
+    assert.equal(stored()[0]!.count, 3);
+    // Another message is another Event to the recorder: written at once, its count from 1.
+    assert.equal(await restarted.report('Warning', 'OrphanedVolume', 'lv-1', 'volume lv-1 is an orphan, 2 GiB', t0 + 2 * EVENT_REFRESH_MS + 1_000), true);
+    assert.deepEqual(stored().map((e) => [e.message, e.count]), [['volume lv-1 is an orphan, 2 GiB', 1]]);
   });
 });

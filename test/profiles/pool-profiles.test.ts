@@ -50,11 +50,15 @@ describe('pool profiles on a running driver', { skip: needsRoot }, () => {
     await api.stop();
   });
 
-  it('gets the pools of its label\'s profile without an entry of its own, and opens a pool the profile adds without a restart', async () => {
+  it('gets the pools of its label\'s profile without an entry of its own, and opens a pool the profile adds without a restart or a read of the Node per round', async () => {
     assert.equal(await available(h, { pool: 'fast' }), 64 * MiB);
     assert.equal(await available(h, { pool: 'bulk' }), 0, 'no such pool yet');
+    const nodeReads = (): string[] => api.requests.filter((r) => / (get|list) nodes$/.test(r));
+    const readsBefore = nodeReads();
     await profile(`fast=${host}/pools/fast,size=64Mi\nbulk=${host}/pools/bulk,size=32Mi\n`);
     await untilAsync('the added pool serves', async () => (await available(h, { pool: 'bulk' })) === 32 * MiB);
+    // The rounds since (every second here) read the label from the watched Node, not the API.
+    assert.deepEqual(nodeReads(), readsBefore, 'no read of the Node per round');
     // Counted just after the pool opens, so polled: GetCapacity may see the pool first.
     await untilAsync('the pool counted as added', async () => series(PROFILE_METRIC_NAMES.added, '', 1).test((await httpGet(port, '/metrics')).body));
   });

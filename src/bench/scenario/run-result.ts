@@ -95,6 +95,8 @@ export interface MarkSnapshot {
   snapshots: SnapshotRow[];
   /** Owner kinds/names of each claim, "Pod/etl-1" */
   claimOwners: Record<string, string[]>;
+  /** API requests so far, by client, verb and resource: two marks give a window's requests. */
+  requests: RequestCount[];
 }
 
 export interface RunResult {

@@ -157,7 +157,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
       const rows = stateRows(cluster);
       const claimOwners: Record<string, string[]> = {};
       for (const c of cluster.store.list('PersistentVolumeClaim')) claimOwners[`${c.metadata?.namespace}/${c.metadata?.name}`] = (c.metadata?.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}`);
-      marks.push({ text: step.text, virtualMs: cluster.clock.now(), pods: rows.pods, claims: rows.claims, capacities: rows.capacities, snapshots: rows.snapshots, claimOwners });
+      marks.push({ text: step.text, virtualMs: cluster.clock.now(), pods: rows.pods, claims: rows.claims, capacities: rows.capacities, snapshots: rows.snapshots, claimOwners, requests: cluster.apiRequests().map((r) => ({ ...r })) });
       break;
     }
     case 'wait': {

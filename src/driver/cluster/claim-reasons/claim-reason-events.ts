@@ -1,11 +1,11 @@
 // The leader's look at waiting claims: one Warning Event per claim whose class's pool is on no node or whose size is below its filesystem's minimum, written once.
 import { createHash } from 'node:crypto';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { V1CSIStorageCapacity, V1PersistentVolume } from '@kubernetes/client-node';
 import { eventBody } from '../../../kube/event-body.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { describeApiError, isConflict } from '../../../kube/kube-errors.js';
 import { log } from '../../../util/log.js';
-import { CAPACITY_DRIVER_LABEL } from '../node-loss/lost-nodes.js';
+import { ClaimReasonInformers } from './claim-reason-informers.js';
 import { claimReasons, waitingClaims, type ClaimReason } from './claim-reasons.js';
 
 export interface ClaimReasonScope {
@@ -31,45 +31,63 @@ export function claimEventName(claimName: string, uid: string, reason: string): 
   return `${claimName.slice(0, MAX_NAME - hash.length - 1)}.${hash}`;
 }
 
+/** What the node-loss leader's caches lend the look: this driver's PVs and capacity objects. */
+export interface SharedCaches {
+  readonly synced: boolean;
+  pvs(): V1PersistentVolume[];
+  capacities(): V1CSIStorageCapacity[];
+}
+
 /**
- * One look per leader pass. Its steady cost is one list of claims (from the API server's
- * cache); classes and capacity objects are read only while a waiting claim has not been looked
- * at yet, and the PVs only when a pool seems to be on no node (a PV of it proves it somewhere).
+ * One look per leader pass, at caches only: the waiting claims and the driver's classes (its
+ * own, for the leader's term), the PVs and capacity objects (the node-loss handler's). A pass
+ * sends no request but the Events it writes.
  */
 export class ClaimReasonEvents {
   /** The claims (by uid) given an Event, or found with a reason already written by an earlier leader. */
   private readonly reported = new Set<string>();
   /** The claims (by uid) already looked at with no reason found, and the capacity objects' state then. */
   private readonly clear = new Map<string, string>();
+  private caches: ClaimReasonInformers | undefined;
   passes = 0;
 
   constructor(private readonly kube: KubeClient, private readonly scope: ClaimReasonScope) {}
 
+  /** Ends the term's caches (leadership lost, or the driver stopping); the next pass starts new ones. */
+  async endTerm(): Promise<void> {
+    const c = this.caches;
+    this.caches = undefined;
+    await c?.stop();
+  }
+
   /** Looks once; the Events it wrote. Never throws for one Event the API refuses (the next pass tries again). */
-  async pass(stopped: AbortSignal): Promise<ClaimReason[]> {
+  async pass(stopped: AbortSignal, shared: SharedCaches): Promise<ClaimReason[]> {
     this.passes++;
-    const { driverName, namespace } = this.scope;
-    const claims = (await this.kube.bounded('list persistentvolumeclaims', (a) => a.core.listPersistentVolumeClaimForAllNamespaces({ resourceVersion: '0' }))).items;
+    const { driverName } = this.scope;
+    if (this.caches === undefined) {
+      this.caches = new ClaimReasonInformers(this.kube, driverName);
+      this.caches.start();
+    }
+    const caches = this.caches;
+    await Promise.race([caches.whenSynced(), new Promise((resolve) => stopped.addEventListener('abort', resolve, { once: true }))]);
+    // A cache not whole (a list after a 410, or the first one failing) gives no look.
+    if (stopped.aborted || !caches.synced || !shared.synced) return [];
+    // The cache holds waiting claims only: any other is one that no longer waits.
+    const claims = caches.claims.values();
     const live = new Set(claims.map((c) => c.metadata?.uid ?? ''));
     for (const uid of this.reported) if (!live.has(uid)) this.reported.delete(uid);
     for (const uid of this.clear.keys()) if (!live.has(uid)) this.clear.delete(uid);
-    // Pending claims of a class not yet known are checked against the classes read below.
-    const pending = claims.filter((c) => !this.reported.has(c.metadata?.uid ?? '') && (c.status?.phase ?? 'Pending') === 'Pending' && (c.spec?.volumeName ?? '') === '' && (c.spec?.storageClassName ?? '') !== '');
-    if (pending.length === 0 || stopped.aborted) return [];
-    const classes = (await this.kube.bounded('list storageclasses', (a) => a.storage.listStorageClass({ resourceVersion: '0' }))).items.filter((c) => c.provisioner === driverName);
+    const pending = claims.filter((c) => !this.reported.has(c.metadata?.uid ?? ''));
+    if (pending.length === 0) return [];
+    const classes = caches.classes.values();
     const waiting = waitingClaims(pending, classes, driverName);
     if (waiting.length === 0) return [];
-    const capacities = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listNamespacedCSIStorageCapacity({ namespace, labelSelector: `${CAPACITY_DRIVER_LABEL}=${driverName}`, resourceVersion: '0' }))).items;
+    const capacities = shared.capacities();
     // A claim found clear stays clear until the capacity objects change (csi-provisioner rewrites them as space moves).
     const state = capacities.map((c) => `${c.metadata?.name ?? ''}=${c.metadata?.resourceVersion ?? ''}`).sort().join(',');
     const fresh = waiting.filter((w) => this.clear.get(w.claim.metadata?.uid ?? '') !== state);
     if (fresh.length === 0) return [];
-    const inputs = { driverName, topologyKey: this.scope.topologyKey, waiting: fresh, capacities, classes, pvs: [] as V1PersistentVolume[], ownNode: this.scope.nodeId, ownPools: this.scope.ownPools() };
-    let reasons = claimReasons(inputs);
-    if (reasons.some((r) => r.reason === 'PoolNotOnAnyNode')) {
-      const pvs = (await this.kube.bounded('list persistentvolumes', (a) => a.core.listPersistentVolume({ resourceVersion: '0' }))).items;
-      reasons = claimReasons({ ...inputs, pvs });
-    }
+    const reasons = claimReasons({ driverName, topologyKey: this.scope.topologyKey, waiting: fresh, capacities, classes, pvs: shared.pvs(), ownNode: this.scope.nodeId, ownPools: this.scope.ownPools() });
     const found = new Set(reasons.map((r) => r.claim.metadata?.uid ?? ''));
     for (const w of fresh) {
       const uid = w.claim.metadata?.uid ?? '';

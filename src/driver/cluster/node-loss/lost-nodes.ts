@@ -56,11 +56,12 @@ export function isOutOfService(node: V1Node): boolean {
 }
 
 /**
- * The lost nodes among those the driver's PVs and capacity objects name. `named` must be
- * read BEFORE `nodes`: a PV or capacity object is only made for a node whose Node object
- * exists, so a name listed first and missing from a later Node list was deleted, never a
- * node that joined between the two lists. NotReady, unreachable or any other taint is not
- * a signal: a partitioned node may still be running its pods.
+ * The lost nodes among those the driver's PVs and capacity objects name. A PV or capacity
+ * object is only made for a node whose Node object exists, so a name missing from the Nodes
+ * was deleted, provided the Nodes were read after the names; from watched caches, which need
+ * not be at the same point, a finding is a candidate the caller confirms with a read of the
+ * Node. NotReady, unreachable or any other taint is not a signal: a partitioned node may
+ * still be running its pods.
  */
 export function lostNodes(named: Iterable<string>, nodes: readonly V1Node[]): LostNode[] {
   const byName = new Map(nodes.map((n) => [n.metadata?.name ?? '', n]));

@@ -5,7 +5,8 @@ import { describeApiError, isConflict, isNotFound } from '../../../kube/kube-err
 import { onNodeLoss, PARAM_ON_NODE_LOSS } from '../../request/parameters.js';
 import { log } from '../../../util/log.js';
 import { NodeLossEvents } from './node-loss-events.js';
-import { CAPACITY_DRIVER_LABEL, capacityNode, isOutOfService, lostNodes, lostWithNodeAnnotation, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
+import type { NodeLossView } from './node-loss-informers.js';
+import { capacityNode, isOutOfService, lostNodes, lostWithNodeAnnotation, pinnedNode, podUsesClaim, PROVISIONER_FINALIZER, type LostNode } from './lost-nodes.js';
 
 export interface NodeLossIdentity {
   driverName: string;
@@ -57,7 +58,10 @@ export class NodeLossHandler {
   private readonly reported = new Set<string>();
   passes = 0;
 
-  constructor(private readonly kube: KubeClient, private readonly id: NodeLossIdentity, private readonly dryRun: boolean) {
+  /** Lost nodes (name and signal) a read from the API has confirmed, so the caches' finding is not checked again every pass. */
+  private readonly confirmed = new Set<string>();
+
+  constructor(private readonly kube: KubeClient, private readonly id: NodeLossIdentity, private readonly dryRun: boolean, private readonly view: NodeLossView) {
     this.events = new NodeLossEvents(kube, id.driverName, id.nodeId);
   }
 
@@ -65,18 +69,36 @@ export class NodeLossHandler {
     return lostWithNodeAnnotation(this.id.driverName);
   }
 
+  /**
+   * One look through the caches (no request while nothing is lost). A cache that is not whole
+   * (its first list, or a new one after a 410) gives no pass at all: a Node missing from part
+   * of a list is not a deleted node.
+   */
   async pass(stopped: AbortSignal): Promise<PassSummary> {
     const summary: PassSummary = { lostNodes: [], claimsDeleted: 0, podsDeleted: 0, volumesDeleted: 0, capacitiesDeleted: 0, volumesKept: 0 };
-    // PVs and capacity objects first, Nodes last: see lostNodes. No resourceVersion on the
-    // lists: a read from the API server's cache could lag the PV list and miss a new node.
-    const pvs = (await this.kube.bounded('list persistentvolumes', (a) => a.core.listPersistentVolume({}))).items
-      .filter((pv) => pv.spec?.csi?.driver === this.id.driverName);
-    const capacities = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listNamespacedCSIStorageCapacity({ namespace: this.id.namespace, labelSelector: `${CAPACITY_DRIVER_LABEL}=${this.id.driverName}` }))).items;
-    const nodes = (await this.kube.bounded('list nodes', (a) => a.core.listNode({}))).items;
+    if (!this.view.synced) {
+      log('debug', 'node loss: the caches are not whole yet; no pass', {});
+      return summary;
+    }
+    const pvs = this.view.pvs();
+    const capacities = this.view.capacities();
+    const nodes = this.view.nodes();
     const named = new Set<string>();
     for (const pv of pvs) { const n = pinnedNode(pv, this.id.topologyKey); if (n !== undefined) named.add(n); }
     for (const c of capacities) { const n = capacityNode(c, this.id.topologyKey); if (n !== undefined) named.add(n); }
-    const lost = lostNodes(named, nodes);
+    const lost: LostNode[] = [];
+    for (const node of lostNodes(named, nodes)) {
+      // The three caches follow three watches, which need not be at the same point: a PV of
+      // a node that has just joined can come before the node does. The first finding of a
+      // loss is read again from the API before anything is said or done about it.
+      const key = `${node.name}/${node.signal}`;
+      if (!this.confirmed.has(key)) {
+        if (stopped.aborted || !(await this.stillLost(node))) continue;
+        this.confirmed.add(key);
+      }
+      lost.push(node);
+    }
+    for (const key of this.confirmed) if (!lost.some((l) => `${l.name}/${l.signal}` === key)) this.confirmed.delete(key);
     summary.lostNodes = lost.map((l) => l.name);
     const classes = new Map<string, V1StorageClass | undefined>();
     for (const node of lost) {

@@ -1,4 +1,4 @@
-// Each node's periodic look for its orphaned volumes: compare the catalog with the PVs, report what no PV names for the grace period, delete only when asked.
+// Each node's periodic look for its orphaned volumes: compare the catalog with the PVs (a watched cache, no request per look), report what no PV names for the grace period, delete only when asked.
 import { holdersOf } from '../../mount/holders.js';
 import type { KeyedLocks } from '../../rpc/locks.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
@@ -9,7 +9,7 @@ import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
 import type { CreateAnswers } from './create-answers.js';
 import type { OrphanOptions } from './orphan-options.js';
 import { checkable, OrphanTracker, type Candidate } from './orphan-tracker.js';
-import { namedVolumes, PvListError } from './pv-handles.js';
+import { PvHandles } from './pv-handles.js';
 
 /** The first look comes this soon after start, so an orphan's clock starts early; later ones every --orphan-check. */
 const FIRST_CHECK_DELAY_MS = 5_000;
@@ -35,14 +35,25 @@ export interface OrphanFigures {
 /** What the check uses of the driver: its names, the catalog it looks through, the volume locks DeleteVolume takes, and CreateVolume's answers. */
 export interface OrphanCheckDriver {
   readonly config: { readonly nodeId: string; readonly driverName: string };
+  readonly topologyKey: string;
   readonly catalog: VolumeCatalog;
   readonly locks: KeyedLocks;
   readonly createAnswers: CreateAnswers;
 }
 
+/** Whether this node's catalog holds the volume; a quarantined one (get throws) is this node's too. */
+function holdsVolume(catalog: VolumeCatalog, id: string): boolean {
+  try {
+    return catalog.get(id) !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 export class OrphanCheck implements OrphanFigures {
   private readonly tracker: OrphanTracker;
   private readonly events: NodeEvents;
+  private readonly pvs: PvHandles;
   private readonly reported = new Map<string, Reported>();
   /** Candidates whose clock start was logged. */
   private readonly announced = new Set<string>();
@@ -52,12 +63,14 @@ export class OrphanCheck implements OrphanFigures {
   readonly checks = { complete: 0, skipped: 0 };
   readonly deletedByPool = new Map<string, number>();
 
-  constructor(private readonly ctx: OrphanCheckDriver, private readonly kube: KubeClient, private readonly options: OrphanOptions) {
+  constructor(private readonly ctx: OrphanCheckDriver, kube: KubeClient, private readonly options: OrphanOptions) {
     this.tracker = new OrphanTracker(options.graceMs);
     this.events = new NodeEvents(kube, ctx.config.nodeId);
+    this.pvs = new PvHandles(kube, { driverName: ctx.config.driverName, nodeId: ctx.config.nodeId, topologyKey: ctx.topologyKey, holds: (id) => holdsVolume(ctx.catalog, id) });
   }
 
   start(): void {
+    this.pvs.start();
     log('info', 'orphan check on', { everySeconds: this.options.checkMs / 1000, graceSeconds: this.options.graceMs / 1000, deleteOrphans: this.options.delete });
     this.schedule(Math.min(FIRST_CHECK_DELAY_MS, this.options.checkMs));
   }
@@ -67,6 +80,7 @@ export class OrphanCheck implements OrphanFigures {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    await this.pvs.stop();
   }
 
   private schedule(ms: number): void {
@@ -92,18 +106,15 @@ export class OrphanCheck implements OrphanFigures {
     return out;
   }
 
-  /** One look: a complete list of the PVs, or nothing learnt at all. */
+  /** One look: at the whole cache of the PVs, or nothing learnt at all. */
   async round(): Promise<void> {
     const { catalog, config } = this.ctx;
     const started = Date.now();
-    let named;
-    try {
-      named = await namedVolumes(this.kube, config.driverName);
-    } catch (err) {
-      if (!(err instanceof PvListError)) throw err;
+    const named = this.pvs.named();
+    if ('notWhole' in named) {
       this.checks.skipped += 1;
-      // "No answer" is never "no PVs": a round that could not read them all changes nothing.
-      log('warn', 'orphan check skipped: the PersistentVolumes could not be read in full; nothing is reported or deleted this round', { error: err.message });
+      // "No answer" is never "no PVs": a round without a whole list of them changes nothing.
+      log('warn', 'orphan check skipped: the PersistentVolumes could not be read in full; nothing is reported or deleted this round', { error: named.notWhole });
       return;
     }
     this.checks.complete += 1;

@@ -1,54 +1,72 @@
-// The volume handles this driver's PersistentVolumes name, read in full or not at all: a list that fails part-way is no answer.
+// The volume handles the PersistentVolumes of this node name, kept current by a list-then-watch of the PVs: the orphan check reads them, and learns nothing while they are not whole.
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../kube/kube-client.js';
-import { describeApiError } from '../../../kube/kube-errors.js';
-
-/** PVs per page: a bounded answer per request however many PVs the cluster has. */
-export const PV_PAGE_SIZE = 500;
-
-/** A list longer than this many pages is refused as a server that never ends it (5 million PVs). */
-const MAX_PAGES = 10_000;
-
-/** Each page may take this long at least: a background list is not a CSI call, but it must end. */
-const MIN_PAGE_TIMEOUT_MS = 10_000;
-
-/** The PVs could not be read completely; what was read must not be taken for all of them. */
-export class PvListError extends Error {
-  override name = 'PvListError';
-}
+import { Informer } from '../../../kube/informer.js';
+import { pinnedNode } from '../node-loss/lost-nodes.js';
 
 export interface NamedVolumes {
-  /** spec.csi.volumeHandle of every PV whose spec.csi.driver is this driver. */
+  /** spec.csi.volumeHandle of every PV of this driver that may name a volume of this node. */
   handles: Set<string>;
-  /** PVs read, of every driver. */
+  /** PVs held (this driver's, of this node or of none in particular). */
   pvs: number;
 }
 
+export interface PvHandleScope {
+  driverName: string;
+  nodeId: string;
+  topologyKey: string;
+  /** True when this node's catalog holds the volume of that id. */
+  holds: (volumeId: string) => boolean;
+}
+
 /**
- * Lists every PersistentVolume, page by page, and collects the handles this driver's name.
- * Any failure (no answer, an error status, an expired continue token, an answer that is not
- * a list) throws PvListError: the caller must then learn nothing from this round.
+ * What a node holds of a PV: its handle, when the PV is this driver's and could name a volume of
+ * this node: pinned to it, pinned to no one node, or naming a volume this node holds (a volume's
+ * id is made once, for one claim, so another node's PV naming it would be a misplaced one, and
+ * is kept so its volume is never taken for an orphan). PVs have no field or label selector for
+ * any of this, so every PV comes over the watch and the rest are dropped as they come: a node of
+ * a 1,000-node cluster keeps its own few dozen handles (some 150 bytes each), not the cluster's.
  */
-export async function namedVolumes(kube: KubeClient, driverName: string): Promise<NamedVolumes> {
-  const handles = new Set<string>();
-  const timeoutMs = Math.max(kube.options.callTimeoutMs, MIN_PAGE_TIMEOUT_MS);
-  let pvs = 0;
-  let token: string | undefined;
-  for (let page = 1; page <= MAX_PAGES; page++) {
-    const what = `list persistentvolumes (page ${page})`;
-    let list;
-    try {
-      list = await kube.bounded(what, (a) => a.core.listPersistentVolume({ limit: PV_PAGE_SIZE, ...(token !== undefined ? { _continue: token } : {}) }), timeoutMs);
-    } catch (err) {
-      throw new PvListError(describeApiError(err, what));
-    }
-    if (!Array.isArray(list?.items)) throw new PvListError(`${what}: the answer holds no items list`);
-    for (const pv of list.items) {
-      const csi = pv.spec?.csi;
-      if (csi?.driver === driverName && typeof csi.volumeHandle === 'string' && csi.volumeHandle !== '') handles.add(csi.volumeHandle);
-    }
-    pvs += list.items.length;
-    token = list.metadata?._continue;
-    if (token === undefined || token === '') return { handles, pvs };
+export function handleOf(scope: PvHandleScope): (pv: V1PersistentVolume) => string | undefined {
+  return (pv) => {
+    const csi = pv.spec?.csi;
+    if (csi?.driver !== scope.driverName || typeof csi.volumeHandle !== 'string' || csi.volumeHandle === '') return undefined;
+    const hasAffinity = (pv.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? []).length > 0;
+    const node = pinnedNode(pv, scope.topologyKey);
+    if (!hasAffinity || node === scope.nodeId || scope.holds(csi.volumeHandle)) return csi.volumeHandle;
+    // An affinity that names no single node under the driver's key: not provably another node's.
+    return node === undefined ? csi.volumeHandle : undefined;
+  };
+}
+
+export class PvHandles {
+  private readonly informer: Informer<V1PersistentVolume, string>;
+
+  constructor(kube: KubeClient, scope: PvHandleScope) {
+    this.informer = new Informer(kube, {
+      what: 'persistentvolumes',
+      list: (a, page) => a.core.listPersistentVolume(page),
+      watch: (a, from, onEvent) => a.core.watchPersistentVolume(from, onEvent),
+    }, handleOf(scope));
   }
-  throw new PvListError(`list persistentvolumes: still not complete after ${MAX_PAGES} pages`);
+
+  start(): void {
+    this.informer.start();
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
+  }
+
+  /** Lists and watches made so far (tests, the bench). */
+  get counts(): Informer<V1PersistentVolume, string>['counts'] {
+    return this.informer.counts;
+  }
+
+  /** The handles now, or undefined while the cache is not whole (not listed yet, or listing again after a 410), with why. */
+  named(): NamedVolumes | { notWhole: string } {
+    if (!this.informer.synced) return { notWhole: this.informer.lastError ?? 'the PersistentVolumes are not listed yet' };
+    const handles = new Set(this.informer.values());
+    return { handles, pvs: this.informer.size };
+  }
 }

@@ -2,11 +2,10 @@
 import { createBackend } from '../../../backends/registry.js';
 import type { VolumeCatalog } from '../../../catalog/volume-catalog.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
-import { describeApiError } from '../../../kube/kube-errors.js';
 import { NodeEvents } from '../../../kube/node-events.js';
 import type { PoolConfig } from '../../../pool/pool.js';
 import { log } from '../../../util/log.js';
-import { readProfileValue } from './node-profile.js';
+import { NodeLabelCache } from './node-label-cache.js';
 import { planPoolChange, type PoolHolding } from './pool-change-plan.js';
 import type { PoolProfileSource } from './pool-source.js';
 
@@ -26,6 +25,7 @@ export interface ProfileFigures {
 
 export class ProfileReload implements ProfileFigures {
   private readonly events: NodeEvents;
+  private readonly label: NodeLabelCache;
   private refused = new Set<string>();
   private deferred = new Set<string>();
   private refusals = new Set<string>();
@@ -42,12 +42,13 @@ export class ProfileReload implements ProfileFigures {
 
   constructor(
     private readonly catalog: VolumeCatalog,
-    private readonly kube: KubeClient,
-    private readonly nodeId: string,
+    kube: KubeClient,
+    nodeId: string,
     private readonly source: PoolProfileSource,
     opened: readonly PoolConfig[],
   ) {
     this.events = new NodeEvents(kube, nodeId);
+    this.label = new NodeLabelCache(kube, nodeId, source.labelKey);
     this.open = [...opened];
   }
 
@@ -56,11 +57,13 @@ export class ProfileReload implements ProfileFigures {
   }
 
   /**
-   * Runs a round every `periodMs`, and every second until the label has been read once (a
-   * driver that started before its Node could be read gets its pools soon after); unref'd,
-   * so it never keeps a stopping process alive.
+   * Runs a round whenever the Node changes (its watch), every `periodMs` for the directory,
+   * and every second until the label has been read once (a driver that started before its
+   * Node could be read gets its pools soon after); unref'd, so it never keeps a stopping
+   * process alive.
    */
   start(periodMs: number): void {
+    this.label.start(() => { if (!this.stopped) void this.round(); });
     const next = (): void => {
       this.timer = setTimeout(() => void this.round().finally(() => { if (!this.stopped) next(); }), this.labelRead ? periodMs : Math.min(periodMs, FIRST_READ_RETRY_MS));
       this.timer.unref();
@@ -71,6 +74,7 @@ export class ProfileReload implements ProfileFigures {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    void this.label.stop();
   }
 
   private holding(pool: string): PoolHolding {
@@ -88,10 +92,10 @@ export class ProfileReload implements ProfileFigures {
     try {
       let value: string | undefined;
       try {
-        value = await readProfileValue(this.kube, this.nodeId, this.source.labelKey);
+        value = this.label.value();
       } catch (err) {
         // Said once until a read succeeds: before the label is first read the rounds come every second.
-        if (!this.readFailing) log('warn', 'pool profiles: cannot read this node\'s labels; pools unchanged', { error: describeApiError(err, `get node ${this.nodeId}`) });
+        if (!this.readFailing) log('warn', 'pool profiles: cannot read this node\'s labels; pools unchanged', { error: (err as Error).message });
         this.readFailing = true;
         return;
       }

@@ -6,6 +6,7 @@ import { LeaseElector, type LeaseTimings } from '../../../kube/leader-election.j
 import { log } from '../../../util/log.js';
 import { formatBytesQuantity, parseQuantity } from '../../../util/quantity.js';
 import type { PoolProfileSource } from '../profiles/pool-source.js';
+import { TemplateCapacityInformers } from './template-capacity-informers.js';
 import { CAPACITY_DRIVER_LABEL, CAPACITY_MANAGED_BY_LABEL, PROFILE_ANNOTATION, TEMPLATE_MANAGED_BY, templateObjects, type ClassInfo, type TemplateObject } from './template-objects.js';
 
 export interface TemplateCapacityOptions {
@@ -58,6 +59,8 @@ export class TemplateCapacity {
   private readonly closing = new AbortController();
   private work: Promise<void> = Promise.resolve();
   private said = new Set<string>();
+  /** The term's caches, on the leader only. */
+  private caches: TemplateCapacityInformers | undefined;
   last: PassCounts | undefined;
 
   constructor(private readonly kube: KubeClient, private readonly source: PoolProfileSource, private readonly driverName: string, nodeId: string, private readonly o: TemplateCapacityOptions) {
@@ -65,14 +68,23 @@ export class TemplateCapacity {
       namespace: o.namespace, name: templateCapacityLeaseName(driverName), identity: nodeId, timings: o.timings,
       onLeading: (stopped) => {
         const both = AbortSignal.any([stopped, this.closing.signal]);
+        const caches = new TemplateCapacityInformers(kube, driverName, o.namespace);
+        this.caches = caches;
+        caches.start();
         this.work = (async () => {
-          while (!both.aborted) {
-            try {
-              await this.pass(both);
-            } catch (err) {
-              log('warn', 'template capacity: pass failed; the next one starts over', { error: describeApiError(err, 'template capacity') });
+          try {
+            await Promise.race([caches.whenSynced(), pause(2 ** 31 - 1, both)]);
+            while (!both.aborted) {
+              try {
+                await this.pass(both);
+              } catch (err) {
+                log('warn', 'template capacity: pass failed; the next one starts over', { error: describeApiError(err, 'template capacity') });
+              }
+              await pause(o.periodMs, both);
             }
-            await pause(o.periodMs, both);
+          } finally {
+            if (this.caches === caches) this.caches = undefined;
+            await caches.stop();
           }
         })();
       },
@@ -91,16 +103,22 @@ export class TemplateCapacity {
   }
 
   /** The classes the scheduler checks capacity for: this driver's, binding on first consumer. */
-  private async classes(): Promise<ClassInfo[]> {
-    const list = await this.kube.bounded('list storageclasses', (a) => a.storage.listStorageClass({}));
-    return list.items
+  private classes(caches: TemplateCapacityInformers): ClassInfo[] {
+    return caches.classes.values()
       .filter((sc) => sc.provisioner === this.driverName && sc.volumeBindingMode === 'WaitForFirstConsumer')
       .map((sc) => ({ name: sc.metadata?.name ?? '', parameters: sc.parameters ?? {} }));
   }
 
-  /** One reconciliation: every wanted object made or brought up to date, every other of ours deleted. */
+  /**
+   * One reconciliation from the term's caches: every wanted object made or brought up to date,
+   * every other of ours deleted. Only writes are requests; an object written here comes back
+   * through the watch (a create that finds it made already is a 409, compared next pass).
+   */
   async pass(signal: AbortSignal): Promise<PassCounts> {
     const counts: PassCounts = { created: 0, updated: 0, deleted: 0, kept: 0 };
+    const caches = this.caches;
+    // Not whole (a list after a 410): deleting what a part-list lacks would be wrong.
+    if (caches === undefined || !caches.synced) return counts;
     let profiles;
     try {
       profiles = await this.source.profiles();
@@ -109,12 +127,10 @@ export class TemplateCapacity {
       this.sayOnce('warn', 'template capacity: the pool profiles do not parse; objects left as they are', (err as Error).message);
       return counts;
     }
-    const { objects, skipped } = templateObjects(profiles, this.source.labelKey, await this.classes());
+    const { objects, skipped } = templateObjects(profiles, this.source.labelKey, this.classes(caches));
     for (const s of skipped) this.sayOnce('warn', 'template capacity: no object for a profile and class', `profile ${s.profile}, class ${s.storageClass}: ${s.why}`);
     const { namespace } = this.o;
-    const existing = (await this.kube.bounded('list csistoragecapacities', (a) => a.storage.listNamespacedCSIStorageCapacity({
-      namespace, labelSelector: `${CAPACITY_DRIVER_LABEL}=${this.driverName},${CAPACITY_MANAGED_BY_LABEL}=${TEMPLATE_MANAGED_BY}`,
-    }))).items;
+    const existing = caches.objects.values();
     const uid = this.elector.leaseUid;
     if (uid === undefined || signal.aborted) return counts;
     const owner: V1OwnerReference = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: templateCapacityLeaseName(this.driverName), uid, controller: true };
@@ -127,13 +143,17 @@ export class TemplateCapacity {
           await this.kube.bounded(`create csistoragecapacity ${namespace}/${want.name}`, (a) => a.storage.createNamespacedCSIStorageCapacity({ namespace, body }));
           counts.created++;
         } catch (err) {
-          if (!isConflict(err)) throw err; // made since the list: the next pass compares it
+          if (!isConflict(err)) throw err; // made already, not yet through the watch: the next pass compares it
         }
       } else if (this.differs(have, body)) {
-        await this.kube.bounded(`update csistoragecapacity ${namespace}/${want.name}`, (a) => a.storage.replaceNamespacedCSIStorageCapacity({
-          name: want.name, namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: have.metadata?.resourceVersion } },
-        }));
-        counts.updated++;
+        try {
+          await this.kube.bounded(`update csistoragecapacity ${namespace}/${want.name}`, (a) => a.storage.replaceNamespacedCSIStorageCapacity({
+            name: want.name, namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: have.metadata?.resourceVersion } },
+          }));
+          counts.updated++;
+        } catch (err) {
+          if (!isConflict(err)) throw err; // the cache's copy is older than the object: the next pass compares the newer one
+        }
       } else {
         counts.kept++;
       }

@@ -1,0 +1,60 @@
+// The claim reasons' caches on the leader: the waiting claims and this driver's StorageClasses, listed once per term and followed by watches.
+import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { KubeClient } from '../../../kube/kube-client.js';
+import { Informer } from '../../../kube/informer.js';
+
+/**
+ * A claim as the look needs it, and only while it waits (Pending, not bound, of some class):
+ * a bound claim is dropped as its change comes, so the leader holds the cluster's waiting
+ * claims, not all of them. Claims have no field selector for their phase, so every claim's
+ * change still comes over the watch.
+ */
+export function waitingForm(c: V1PersistentVolumeClaim): V1PersistentVolumeClaim | undefined {
+  if ((c.status?.phase ?? 'Pending') !== 'Pending' || (c.spec?.volumeName ?? '') !== '' || (c.spec?.storageClassName ?? '') === '') return undefined;
+  const m = c.metadata ?? {};
+  return {
+    metadata: {
+      name: m.name ?? '', namespace: m.namespace ?? '',
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(m.annotations ? { annotations: m.annotations } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+    },
+    ...(c.spec ? { spec: c.spec } : {}),
+    status: { phase: c.status?.phase ?? 'Pending' },
+  };
+}
+
+export class ClaimReasonInformers {
+  readonly claims: Informer<V1PersistentVolumeClaim, V1PersistentVolumeClaim>;
+  readonly classes: Informer<V1StorageClass, V1StorageClass>;
+
+  constructor(kube: KubeClient, driverName: string) {
+    this.claims = new Informer(kube, {
+      what: 'persistentvolumeclaims',
+      list: (a, page) => a.core.listPersistentVolumeClaimForAllNamespaces(page),
+      watch: (a, from, onEvent) => a.core.watchPersistentVolumeClaimForAllNamespaces(from, onEvent),
+    }, waitingForm);
+    this.classes = new Informer(kube, {
+      what: 'storageclasses',
+      list: (a, page) => a.storage.listStorageClass(page),
+      watch: (a, from, onEvent) => a.storage.watchStorageClass(from, onEvent),
+    }, (sc) => (sc.provisioner === driverName ? sc : undefined));
+  }
+
+  start(): void {
+    this.claims.start();
+    this.classes.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.claims.stop(), this.classes.stop()]);
+  }
+
+  get synced(): boolean {
+    return this.claims.synced && this.classes.synced;
+  }
+
+  whenSynced(): Promise<unknown> {
+    return Promise.all([this.claims.whenSynced(), this.classes.whenSynced()]);
+  }
+}
