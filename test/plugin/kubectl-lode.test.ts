@@ -261,8 +261,8 @@ describe('kubectl lode status when a driver does not answer its pod proxy', { sk
     assert.equal(r.stderr, '');
     const [head, row] = r.stdout.split('\n\n')[0]!.trimEnd().split('\n').map((l) => l.split(/ {3,}/));
     assert.deepEqual(head?.slice(3, 13), ['HEALTH', 'VERSION', 'POOL', 'BACKEND', 'SIZE', 'ALLOCATED', 'FREE', 'VOLUMES', 'LARGEST', 'QUARANTINED']);
-    // The pod is still Running in the API (its kubelet saw no container die); its free space comes from the capacity objects.
-    assert.deepEqual(row?.slice(0, 13), ['node-1', 'Ready', '<no csinode>', 'Ready', '<unknown>', 'local', '<unknown>', '<unknown>', '<unknown>', '64Mi', '0', '64Mi', '<unknown>']);
+    // The pod is Running but not ready in the API (its kubelet saw the driver container killed); its free space comes from the capacity objects.
+    assert.deepEqual(row?.slice(0, 13), ['node-1', 'Ready', '<no csinode>', 'NotReady', '<unknown>', 'local', '<unknown>', '<unknown>', '<unknown>', '64Mi', '0', '64Mi', '<unknown>']);
     const notes = r.stdout.match(/^Note: .*$/gm) ?? [];
     assert.equal(notes.length, 1, r.stdout);
     assert.match(notes[0]!, /^Note: backend, size, allocated bytes, thin fill, quarantined volumes and driver version are unknown on node-1: pod lode-node-node-1 did not answer on port 9809: the server answered 503: error trying to reach service: nothing answers on port 9809/);
