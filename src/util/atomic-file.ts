@@ -2,6 +2,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { DirectorySyncs } from './directory-syncs.js';
 
 /** Temp files carry this marker so recovery can tell them from real files. */
 export const TEMP_MARKER = '.tmp-';
@@ -29,12 +30,23 @@ export async function writeFileAtomic(file: string, data: string, durable = true
   if (durable) await syncDirectory(path.dirname(file));
 }
 
-/** Makes a rename or unlink in `dir` durable. */
-export async function syncDirectory(dir: string): Promise<void> {
+/** One fsync of a directory. */
+async function fsyncDirectory(dir: string): Promise<void> {
   const handle = await fs.open(dir, 'r');
   try {
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Concurrent creates and deletes rename and unlink records in the same pool directory: one
+ * fsync begun after all their changes serves them all (see directory-syncs).
+ */
+const directorySyncs = new DirectorySyncs(fsyncDirectory);
+
+/** Makes a rename or unlink in `dir` that happened before this call durable. */
+export function syncDirectory(dir: string): Promise<void> {
+  return directorySyncs.sync(path.resolve(dir));
 }
