@@ -3,10 +3,12 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../src/csi/client.js';
 import { ApiCluster } from '../test/helpers/api-cluster.js';
 import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
+import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
@@ -86,21 +88,51 @@ async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
 
 interface DriverFigures { one: number; sixteen: number; probe: number; capacity: number }
 
+/** Probe and GetCapacity p50 of one server, 1000 calls each, one after the other. */
+async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+  const probe = await p50(1000, () => client.probe({}));
+  const capacity = await p50(1000, () => client.getCapacity({}));
+  return { probe, capacity };
+}
+
 /** The same measurements of one driver through the same client code: creates/s at 1 and 16 concurrent, Probe and GetCapacity p50. */
 async function figuresOf(client: CsiClient, prefix: string): Promise<DriverFigures> {
   await createThroughput(client, `${prefix}-warm`, 20, 4); // first connection, JIT
   const one = await createThroughput(client, `${prefix}-one`, 100, 1);
   const sixteen = await createThroughput(client, `${prefix}-par`, 200, 16);
-  const probe = await p50(1000, () => client.probe({}));
-  const capacity = await p50(1000, () => client.getCapacity({}));
-  return { one, sixteen, probe, capacity };
+  return { one, sixteen, ...(await callFigures(client)) };
+}
+
+/** A bare grpc-js server (grpc-floor-server.ts) in a process of its own, with the driver's Node.js flags: the floor under Lode's call latency. */
+async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-floor-'));
+  const sock = path.join(dir, 'floor.sock');
+  const server = fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url));
+  const proc = spawn(process.execPath, [...DRIVER_NODE_FLAGS, server, sock], { stdio: 'ignore' });
+  const client = new CsiClient(`unix://${sock}`, 30_000);
+  try {
+    for (let i = 0; ; i++) {
+      try { await client.probe({}, { timeoutMs: 500 }); break; } catch (err) {
+        if (i >= 100) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    await callFigures(client); // warm-up
+    return await callFigures(client);
+  } finally {
+    client.close();
+    proc.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**
  * Lode against the reference Go driver (hostpathplugin v1.16.1, from the upstream tools; it is
  * not part of Lode), side by side in one run: each on a fresh pool, measured in alternating
  * rounds, medians of the rounds. Lode's volumes are preallocated loop images with durable
- * records; hostpath's are plain directories with no fsync.
+ * records; hostpath's are plain directories with no fsync. A third column: a bare grpc-js
+ * server answering constants, the floor of a Node.js server's call latency.
  */
 async function compareWithHostpath(rounds: number): Promise<void> {
   const bin = await csiTool('hostpathplugin');
@@ -110,6 +142,7 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   }
   const lode: DriverFigures[] = [];
   const hostpath: DriverFigures[] = [];
+  const floor: Array<Pick<DriverFigures, 'probe' | 'capacity'>> = [];
   for (let r = 0; r < rounds; r++) {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '8Gi' }] });
     try {
@@ -123,14 +156,17 @@ async function compareWithHostpath(rounds: number): Promise<void> {
     } finally {
       await hp.stop();
     }
+    floor.push(await floorFigures());
   }
-  const m = (xs: DriverFigures[], k: keyof DriverFigures) => median(xs.map((x) => x[k]));
+  const m = (xs: Array<Partial<DriverFigures>>, k: keyof DriverFigures) => median(xs.map((x) => x[k] ?? NaN));
+  const cell = (v: number, unit: string, digits: number) => (Number.isNaN(v) ? '-' : `${v.toFixed(digits)} ${unit}`).padStart(12);
   const row = (label: string, k: keyof DriverFigures, unit: string, digits: number, goal: string) => {
     const a = m(lode, k);
     const b = m(hostpath, k);
-    console.log(`  ${label.padEnd(26)} ${(a.toFixed(digits) + ' ' + unit).padStart(12)} ${(b.toFixed(digits) + ' ' + unit).padStart(12)}   ${(a / b).toFixed(2)}x  ${goal}`);
+    const f = k === 'probe' || k === 'capacity' ? m(floor, k) : NaN;
+    console.log(`  ${label.padEnd(24)}${cell(a, unit, digits)}${cell(b, unit, digits)}${cell(f, unit, digits)}   ${(a / b).toFixed(2)}x${Number.isNaN(f) ? '' : ` (floor ${(f / b).toFixed(2)}x)`}  ${goal}`);
   };
-  console.log(`  ${''.padEnd(26)} ${'Lode'.padStart(12)} ${'hostpath'.padStart(12)}   Lode/hostpath  (median of ${rounds} alternating rounds)`);
+  console.log(`  ${''.padEnd(24)}${'Lode'.padStart(12)}${'hostpath'.padStart(12)}${'grpc-js'.padStart(12)}   Lode/hostpath  (median of ${rounds} alternating rounds)`);
   row('creates, 1 at a time', 'one', '/s', 1, '');
   row('creates, 16 concurrent', 'sixteen', '/s', 1, '(goal >= 0.50x)');
   row('Probe p50', 'probe', 'ms', 3, '(goal <= 1.00x)');
