@@ -1,11 +1,14 @@
-// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory.
+// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory, and Lode against the reference Go driver.
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../src/csi/client.js';
 import { ApiCluster } from '../test/helpers/api-cluster.js';
+import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
+import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
@@ -55,24 +58,67 @@ async function idleWithApiAccess(): Promise<number> {
   }
 }
 
-/** Optional yardstick: the reference Go driver, when HOSTPATH_PLUGIN names its binary (not part of Lode). */
-async function hostpathYardstick(): Promise<void> {
-  const bin = process.env.HOSTPATH_PLUGIN;
-  if (!bin) {
-    console.log('  (set HOSTPATH_PLUGIN=/path/to/hostpathplugin to add the reference Go driver as a gRPC-path yardstick)');
-    return;
-  }
+/** Starts the reference Go driver (hostpathplugin v1.16.1 from the upstream tools) on a fresh state directory. */
+async function startHostpath(bin: string): Promise<{ client: CsiClient; stop: () => Promise<void> }> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-hp-'));
   const sock = path.join(dir, 'hp.sock');
   const proc = spawn(bin, ['--endpoint', `unix://${sock}`, '--nodeid', 'bench', '--drivername', 'hostpath.csi.k8s.io', '--statedir', path.join(dir, 'state')], { stdio: 'ignore' });
   const client = new CsiClient(`unix://${sock}`, 30_000);
-  try {
-    for (let i = 0; i < 100; i++) {
-      try { await client.probe({}, { timeoutMs: 500 }); break; } catch { await new Promise((r) => setTimeout(r, 50)); }
+  const stop = async () => {
+    client.close();
+    proc.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await fs.rm(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; ; i++) {
+    try { await client.probe({}, { timeoutMs: 500 }); break; } catch (err) {
+      if (i >= 100) { await stop(); throw err; }
+      await new Promise((r) => setTimeout(r, 50));
     }
-    await latency('hostpath GetCapacity', 1000, () => client.getCapacity({}));
-    const rate = await createThroughput(client, 'hp', 200, 16);
-    console.log(`  hostpath creates, 16 concurrent      ${rate.toFixed(1)} /s`);
+  }
+  return { client, stop };
+}
+
+/** p50 of `n` calls, one after the other, in ms. */
+async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) xs.push(await timeMs(fn));
+  return median(xs);
+}
+
+interface DriverFigures { one: number; sixteen: number; probe: number; capacity: number }
+
+/** Probe and GetCapacity p50 of one server, 1000 calls each, one after the other. */
+async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+  const probe = await p50(1000, () => client.probe({}));
+  const capacity = await p50(1000, () => client.getCapacity({}));
+  return { probe, capacity };
+}
+
+/** The same measurements of one driver through the same client code: creates/s at 1 and 16 concurrent, Probe and GetCapacity p50. */
+async function figuresOf(client: CsiClient, prefix: string): Promise<DriverFigures> {
+  await createThroughput(client, `${prefix}-warm`, 20, 4); // first connection, JIT
+  const one = await createThroughput(client, `${prefix}-one`, 100, 1);
+  const sixteen = await createThroughput(client, `${prefix}-par`, 200, 16);
+  return { one, sixteen, ...(await callFigures(client)) };
+}
+
+/** A bare grpc-js server (grpc-floor-server.ts) in a process of its own, with the driver's Node.js flags: the floor under Lode's call latency. */
+async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-floor-'));
+  const sock = path.join(dir, 'floor.sock');
+  const server = fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url));
+  const proc = spawn(process.execPath, [...DRIVER_NODE_FLAGS, server, sock], { stdio: 'ignore' });
+  const client = new CsiClient(`unix://${sock}`, 30_000);
+  try {
+    for (let i = 0; ; i++) {
+      try { await client.probe({}, { timeoutMs: 500 }); break; } catch (err) {
+        if (i >= 100) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    await callFigures(client); // warm-up
+    return await callFigures(client);
   } finally {
     client.close();
     proc.kill('SIGTERM');
@@ -81,9 +127,62 @@ async function hostpathYardstick(): Promise<void> {
   }
 }
 
+/**
+ * Lode against the reference Go driver (hostpathplugin v1.16.1, from the upstream tools; it is
+ * not part of Lode), side by side in one run: each on a fresh pool, measured in alternating
+ * rounds, medians of the rounds. Lode's volumes are preallocated loop images with durable
+ * records; hostpath's are plain directories with no fsync. A third column: a bare grpc-js
+ * server answering constants, the floor of a Node.js server's call latency.
+ */
+async function compareWithHostpath(rounds: number): Promise<void> {
+  const bin = await csiTool('hostpathplugin');
+  if (typeof bin !== 'string') {
+    console.log(`  (skipped: ${bin.missing})`);
+    return;
+  }
+  const lode: DriverFigures[] = [];
+  const hostpath: DriverFigures[] = [];
+  const floor: Array<Pick<DriverFigures, 'probe' | 'capacity'>> = [];
+  for (let r = 0; r < rounds; r++) {
+    const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '8Gi' }] });
+    try {
+      lode.push(await figuresOf(h.client, `cmp${r}`));
+    } finally {
+      await h.cleanup();
+    }
+    const hp = await startHostpath(bin);
+    try {
+      hostpath.push(await figuresOf(hp.client, `cmp${r}`));
+    } finally {
+      await hp.stop();
+    }
+    floor.push(await floorFigures());
+  }
+  const m = (xs: Array<Partial<DriverFigures>>, k: keyof DriverFigures) => median(xs.map((x) => x[k] ?? NaN));
+  const cell = (v: number, unit: string, digits: number) => (Number.isNaN(v) ? '-' : `${v.toFixed(digits)} ${unit}`).padStart(12);
+  const row = (label: string, k: keyof DriverFigures, unit: string, digits: number, goal: string) => {
+    const a = m(lode, k);
+    const b = m(hostpath, k);
+    const f = k === 'probe' || k === 'capacity' ? m(floor, k) : NaN;
+    console.log(`  ${label.padEnd(24)}${cell(a, unit, digits)}${cell(b, unit, digits)}${cell(f, unit, digits)}   ${(a / b).toFixed(2)}x${Number.isNaN(f) ? '' : ` (floor ${(f / b).toFixed(2)}x)`}  ${goal}`);
+  };
+  console.log(`  ${''.padEnd(24)}${'Lode'.padStart(12)}${'hostpath'.padStart(12)}${'grpc-js'.padStart(12)}   Lode/hostpath  (median of ${rounds} alternating rounds)`);
+  row('creates, 1 at a time', 'one', '/s', 1, '');
+  row('creates, 16 concurrent', 'sixteen', '/s', 1, '(goal >= 0.50x)');
+  row('Probe p50', 'probe', 'ms', 3, '(goal <= 1.00x)');
+  row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
+}
+
 async function main(): Promise<void> {
   const runs = Number(process.env.LODE_BENCH_RUNS ?? '5');
   console.log(`Lode driver benchmark (${os.cpus().length} cores, node ${process.version})`);
+  const hostpathRounds = Number(process.env.LODE_BENCH_HOSTPATH_ROUNDS ?? '3');
+  // `--hostpath-only`: the comparison with the reference driver alone, (e) below.
+  if (process.argv.includes('--hostpath-only')) {
+    console.log('\n(e) against the reference Go driver (hostpathplugin v1.16.1), 16 MiB volumes, same client');
+    await compareWithHostpath(hostpathRounds);
+    return;
+  }
 
   // (a) lifecycle vs tools
   const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '24Gi' }] });
@@ -135,8 +234,8 @@ async function main(): Promise<void> {
     await h.client.nodeUnpublishVolume({ volume_id: id, target_path: target });
     await h.client.nodeUnstageVolume({ volume_id: id, staging_target_path: staging });
 
-    console.log('\n(e) yardstick');
-    await hostpathYardstick();
+    console.log('\n(e) against the reference Go driver (hostpathplugin v1.16.1), 16 MiB volumes, same client');
+    await compareWithHostpath(hostpathRounds);
   } finally {
     await h.cleanup();
   }

@@ -7,7 +7,8 @@ import { unmountIfMounted } from '../sys/mounts.js';
 import { thaw } from '../sys/freeze.js';
 import { failpoint } from '../util/failpoint.js';
 import { log } from '../util/log.js';
-import { snapshotSupport, type CatalogState } from './catalog-state.js';
+import { snapshotSupport, type CatalogState, type PoolEntry } from './catalog-state.js';
+import type { PreparedFile } from '../util/atomic-file.js';
 import { markDeleting, undoThenThrow, whileFrozen } from './durable-steps.js';
 import type { HoldStep } from './space-ledger.js';
 
@@ -49,14 +50,23 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
   try {
     await e.store.put(record);
     failpoint('create:recorded');
-    if (opts.source === undefined) await e.pool.allocate(record);
-    else await whileFrozen('clone', opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
+    let ready: PreparedFile | undefined;
+    if (opts.source !== undefined) await whileFrozen('clone', opts.freezePath, () => snapshotSupport(e.pool).fill(record, opts.source as VolumeSource));
+    else if (opts.finish !== undefined) await e.pool.allocate(record);
+    else ready = await allocateBesideReadyRecord(e, record);
     failpoint('create:allocated');
     if (opts.finish) await opts.finish(record, e.pool);
     failpoint('create:finished');
     record.state = 'ready';
     record.frozen = undefined;
-    await e.store.put(record);
+    // The prepared record is used only if it says exactly what the record says now (a
+    // backend's allocate may have added to it, as LVM adds its device's uuid).
+    if (ready !== undefined && ready.data === e.store.serialize(record)) {
+      await ready.commit();
+    } else {
+      await ready?.discard();
+      await e.store.put(record);
+    }
   } catch (err) {
     await undoThenThrow('create', record.id, err, async () => {
       if (record.frozen !== undefined) await thaw(record.frozen);
@@ -68,6 +78,26 @@ export async function provision(s: CatalogState, record: VolumeRecord, opts: Pro
   }
   void s.refresh(record.pool, 'free-space');
   return record;
+}
+
+/**
+ * A plain create's allocation, with its "ready" record written and fsynced under a temp name
+ * meanwhile (the fsync of a record is as long as a small allocation): the caller renames it into
+ * place only once the storage is made, so the record still turns "ready" only after the storage
+ * exists, and durably (the directory's fsync) before the answer; the next start removes a temp
+ * file a crash left. Undefined when the prepared write failed: the record is then written as
+ * usual, which reports the failure if it persists. A failed allocation discards it.
+ */
+async function allocateBesideReadyRecord(e: PoolEntry, record: VolumeRecord): Promise<PreparedFile | undefined> {
+  const [allocated, prepared] = await Promise.allSettled([
+    e.pool.allocate(record),
+    e.store.prepare({ ...record, state: 'ready', frozen: undefined }),
+  ]);
+  if (allocated.status === 'rejected') {
+    if (prepared.status === 'fulfilled') await prepared.value.discard();
+    throw allocated.reason;
+  }
+  return prepared.status === 'fulfilled' ? prepared.value : undefined;
 }
 
 /** Releases the volume's storage, then forgets it, marked "deleting" first (markDeleting). Safe to call again after a crash. */

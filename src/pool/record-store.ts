@@ -1,7 +1,7 @@
 // Durable records inside a pool's folder: one JSON file per volume (or snapshot), replaced atomically.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { TEMP_MARKER, syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
+import { TEMP_MARKER, prepareFileAtomic, syncDirectory, writeFileAtomic, type PreparedFile } from '../util/atomic-file.js';
 
 export const RECORD_SUFFIX = '.json';
 
@@ -28,9 +28,22 @@ export class RecordStore<T extends { id: string }> {
     return path.join(this.dir, id + RECORD_SUFFIX);
   }
 
+  /** A record's file contents. */
+  serialize(record: T): string {
+    return JSON.stringify(record, null, 1) + '\n';
+  }
+
   /** `durable: false` for node-side state (mounts) that a reboot voids anyway. */
   async put(record: T, durable = true): Promise<void> {
-    await writeFileAtomic(this.file(record.id), JSON.stringify(record, null, 1) + '\n', durable);
+    await writeFileAtomic(this.file(record.id), this.serialize(record), durable);
+  }
+
+  /**
+   * The record's next version written and fsynced beside its file, not yet in its place: its
+   * commit makes it the record (durably) as `put` would, its discard leaves the record as it was.
+   */
+  prepare(record: T): Promise<PreparedFile> {
+    return prepareFileAtomic(this.file(record.id), this.serialize(record));
   }
 
   /** `durable: false` when the record already on disk says what the next start must do if the removal is lost (a durable "deleting" record). */

@@ -12,6 +12,11 @@ export function isLogLevel(value: string): value is LogLevel {
   return value in ORDER;
 }
 
+/** Whether a line at `level` is written: callers skip building the fields of one that is not. */
+export function logEnabled(level: LogLevel): boolean {
+  return ORDER[level] >= ORDER[threshold];
+}
+
 export function log(level: LogLevel, msg: string, fields: Record<string, unknown> = {}): void {
   if (ORDER[level] < ORDER[threshold]) return;
   process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + '\n');

@@ -1,10 +1,10 @@
-// The calls sidecars and kubelet repeat every few seconds (Probe, plugin info, capabilities, node info) stay out of the info log; real work and failures stay in it.
+// The calls sidecars and kubelet repeat on a timer (Probe, plugin info, capabilities, node info, capacity) stay out of the info log; real work and failures stay in it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DriverHarness } from '../helpers/driver-harness.js';
 import { createVolume, expectCode, MiB, status } from './support.js';
 
-const ROUTINE = ['Probe', 'GetPluginInfo', 'GetPluginCapabilities', 'ControllerGetCapabilities', 'NodeGetCapabilities', 'NodeGetInfo'];
+const ROUTINE = ['Probe', 'GetPluginInfo', 'GetPluginCapabilities', 'ControllerGetCapabilities', 'NodeGetCapabilities', 'NodeGetInfo', 'GetCapacity'];
 
 let quiet: DriverHarness;
 let verbose: DriverHarness;
@@ -42,16 +42,20 @@ async function routineCalls(h: DriverHarness): Promise<void> {
   await h.client.controllerGetCapabilities();
   await h.client.nodeGetCapabilities();
   await h.client.nodeGetInfo();
+  await h.client.getCapacity();
 }
 
 test('routine calls are logged at debug, not info; work at info and failures at warn', async () => {
   await routineCalls(quiet);
   await createVolume(quiet, 'log-a', 16 * MiB);
   await expectCode(quiet.client.deleteVolume({ volume_id: '../x' }), status.INVALID_ARGUMENT);
+  // A routine call that fails is not routine: it is in the log at warn.
+  await expectCode(quiet.client.getCapacity({ parameters: { onNodeLoss: 'bogus' } }), status.INVALID_ARGUMENT);
   assert.equal((await lineFor(quiet, 'CreateVolume', 'OK')).level, 'info');
   assert.equal((await lineFor(quiet, 'DeleteVolume', 'INVALID_ARGUMENT')).level, 'warn');
+  assert.equal((await lineFor(quiet, 'GetCapacity', 'INVALID_ARGUMENT')).level, 'warn');
   // The harness itself probed the driver until it was ready; none of that is in the log either.
-  const routine = rpcLines(quiet).filter((l) => ROUTINE.includes(l.method));
+  const routine = rpcLines(quiet).filter((l) => ROUTINE.includes(l.method) && l.code === 'OK');
   assert.deepEqual(routine, [], 'no routine call in the info log');
 });
 

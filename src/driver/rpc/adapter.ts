@@ -3,7 +3,7 @@ import { status, type handleUnaryCall, type ServerUnaryCall, type UntypedHandleC
 import type * as protoLoader from '@grpc/proto-loader';
 import { csiDefinition } from '../../csi/proto.js';
 import { withCallSignal } from '../../util/call-signal.js';
-import { log } from '../../util/log.js';
+import { log, logEnabled } from '../../util/log.js';
 import { boundsFor, type BoundsCheck } from './bounds.js';
 import { callEnd, MAX_CALL_MS } from './call-deadline.js';
 import { CsiError, statusName, toStatus } from './errors.js';
@@ -35,9 +35,13 @@ export function capDetails(details: string): string {
   return buf.subarray(0, end).toString('utf8') + '...';
 }
 
-/** Calls that sidecars and kubelet repeat every few seconds: logged at debug when they succeed. */
+/**
+ * Calls that sidecars and kubelet repeat on a timer: logged at debug when they succeed.
+ * GetCapacity is csi-provisioner's capacity tracking, polled for every storage class and
+ * topology segment, and read again after each create and delete.
+ */
 const ROUTINE_METHODS = new Set([
-  'Probe', 'GetPluginInfo', 'GetPluginCapabilities', 'ControllerGetCapabilities', 'NodeGetCapabilities', 'NodeGetInfo',
+  'Probe', 'GetPluginInfo', 'GetPluginCapabilities', 'ControllerGetCapabilities', 'NodeGetCapabilities', 'NodeGetInfo', 'GetCapacity',
 ]);
 
 /** Fields that identify the volume a request is about, for the log line (a prefix: the field may be anything). */
@@ -66,13 +70,16 @@ export function unary<Req, Res>(
     const finish = (code: number, details?: string, cause?: string) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const codeName = statusName(code);
-      const volume = volumeOf(request);
       const level = code !== 0 ? 'warn' : ROUTINE_METHODS.has(method) ? 'debug' : 'info';
-      log(level, 'rpc', {
-        method, ...(volume !== undefined ? { volume } : {}), code: codeName,
-        durationMs: Math.round(seconds * 1e6) / 1e3, ...(details !== undefined ? { error: details } : {}),
-        ...(cause !== undefined && cause !== details ? { cause } : {}),
-      });
+      // The line's fields are built only when it is written: routine calls are the most frequent.
+      if (logEnabled(level)) {
+        const volume = volumeOf(request);
+        log(level, 'rpc', {
+          method, ...(volume !== undefined ? { volume } : {}), code: codeName,
+          durationMs: Math.round(seconds * 1e6) / 1e3, ...(details !== undefined ? { error: details } : {}),
+          ...(cause !== undefined && cause !== details ? { cause } : {}),
+        });
+      }
       observer?.onRpc(method, codeName, seconds);
     };
     const end = callEnd(call as ServerUnaryCall<unknown, unknown>, maxCallMs);
