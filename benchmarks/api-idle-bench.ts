@@ -1,4 +1,4 @@
-// `npm run bench` part: the API requests per node per idle minute of Lode's drivers (with API access, node-loss on) against csi-provisioner's, in the cluster bench at a few node counts.
+// `npm run bench` part: the API requests per node per idle minute of Lode's drivers with API access (as deploy/base runs them, and with node-loss on) against csi-provisioner's, in the cluster bench at a few node counts.
 import { mkdirSync } from 'node:fs';
 import * as os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,19 +30,26 @@ function nodes(count: number): unknown[] {
   return objs;
 }
 
-function scenario(count: number): Scenario {
+/**
+ * What the drivers run with: `base`, deploy/base's DaemonSet as it is (API access, node-loss
+ * handling off, so no feature is leader-elected); `node-loss`, with deploy/components/node-loss's
+ * handler on, whose leader election and caches then run too.
+ */
+type Config = 'base' | 'node-loss';
+
+function scenario(count: number, config: Config): Scenario {
   const u = new UnmodelledFields();
   return {
-    name: `api-idle-${count}`,
+    name: `api-idle-${config}-${count}`,
     provisioning: 'distributed',
     description: '',
     file: 'bench/api-idle-bench.ts',
     seed: 1,
     capacityPollMs: CAPACITY_POLL_MS,
-    // The DaemonSet's drivers, with node-loss handling on as deploy/components/node-loss turns
-    // it on: every API feature runs, leader elections included.
+    // The DaemonSet's drivers; with node-loss handling on as deploy/components/node-loss turns
+    // it on, every API feature runs, leader elections included.
     driverApi: true,
-    driverFlags: ['--node-loss', 'on'],
+    driverFlags: config === 'node-loss' ? ['--node-loss', 'on'] : [],
     steps: [
       { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy/base' },
       { op: 'apply', objects: checkInlineObjects(nodes(count), 'nodes', u), label: 'nodes' },
@@ -96,15 +103,18 @@ async function main(): Promise<number> {
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   const rows: string[] = [];
-  for (const count of sizes) {
-    process.stderr.write(`api idle bench: ${count} nodes, ${IDLE_MS / 1000} s idle ...\n`);
+  // The base install at the smallest size only: with nothing leader-elected its figure does not
+  // depend on the node count, and each run costs minutes.
+  const runs: Array<[Config, number]> = [...(sizes.length > 0 ? [['base', Math.min(...sizes)] as [Config, number]] : []), ...sizes.map((n): [Config, number] => ['node-loss', n])];
+  for (const [config, count] of runs) {
+    process.stderr.write(`api idle bench: ${config}, ${count} nodes, ${IDLE_MS / 1000} s idle ...\n`);
     const started = Date.now();
-    const r = await runScenario(scenario(count), { workDir: join(workRoot, `api-idle-${process.pid}-${count}`) });
+    const r = await runScenario(scenario(count, config), { workDir: join(workRoot, `api-idle-${process.pid}-${config}-${count}`) });
     const wallS = (Date.now() - started) / 1000;
     const a = r.marks.find((m) => m.text === IDLE_START);
     const b = r.marks.find((m) => m.text === IDLE_END);
     if (a === undefined || b === undefined || r.teardownProblems.length > 0) {
-      process.stderr.write(`api idle bench: ${count} nodes: the run did not reach its marks, or tore down unclean: ${r.teardownProblems.join('; ')}\n`);
+      process.stderr.write(`api idle bench: ${config}, ${count} nodes: the run did not reach its marks, or tore down unclean: ${r.teardownProblems.join('; ')}\n`);
       return 1;
     }
     const minutes = (b.virtualMs - a.virtualMs) / 60_000;
@@ -113,10 +123,10 @@ async function main(): Promise<number> {
     const lode = windowOf(a.requests, b.requests, 'lode-driver');
     const prov = windowOf(a.requests, b.requests, 'csi-provisioner');
     const verbs = (w: Window): string => Object.entries(w.byVerb).sort().map(([v, n]) => `${v} ${n}`).join(', ') || 'none';
-    rows.push(`${String(count).padEnd(7)}${minutes.toFixed(2).padEnd(9)}${per(lode).padEnd(13)}${per(prov).padEnd(17)}${String(lode.watches).padEnd(13)}${String(prov.watches).padEnd(17)}${wallS.toFixed(0)} s   lode: ${verbs(lode)}; csi-provisioner: ${verbs(prov)}`);
+    rows.push(`${config.padEnd(11)}${String(count).padEnd(7)}${minutes.toFixed(2).padEnd(9)}${per(lode).padEnd(13)}${per(prov).padEnd(17)}${String(lode.watches).padEnd(13)}${String(prov.watches).padEnd(17)}${wallS.toFixed(0)} s   lode: ${verbs(lode)}; csi-provisioner: ${verbs(prov)}`);
   }
-  process.stdout.write(`API requests per node per idle minute (${os.cpus().length} cores; drivers with API access and node-loss on; list, get and writes; watches opened counted apart)\n`);
-  process.stdout.write(`${'nodes'.padEnd(7)}${'minutes'.padEnd(9)}${'lode-driver'.padEnd(13)}${'csi-provisioner'.padEnd(17)}${'lode watches'.padEnd(13)}${'prov. watches'.padEnd(17)}wall, requests in the window by verb\n`);
+  process.stdout.write(`API requests per node per idle minute (${os.cpus().length} cores; drivers with API access as deploy/base runs them, and with node-loss on; list, get and writes; watches opened counted apart)\n`);
+  process.stdout.write(`${'drivers'.padEnd(11)}${'nodes'.padEnd(7)}${'minutes'.padEnd(9)}${'lode-driver'.padEnd(13)}${'csi-provisioner'.padEnd(17)}${'lode watches'.padEnd(13)}${'prov. watches'.padEnd(17)}wall, requests in the window by verb\n`);
   for (const row of rows) process.stdout.write(`${row}\n`);
   return 0;
 }
