@@ -1,4 +1,5 @@
 // A list-then-watch cache of one resource: listed once, kept current by a watch from the list's resourceVersion, listed again only when the server has lost that place (410 Gone).
+import { pause, watchTimeoutSeconds } from './watch-timing.js';
 import type { KubeApis, KubeClient } from './kube-client.js';
 import { apiStatus, describeApiError } from './kube-errors.js';
 import type { WatchEvent } from './http-transport.js';
@@ -47,23 +48,6 @@ export interface InformerCounts {
   lists: number;
   watches: number;
   relistsAfterGone: number;
-}
-
-/**
- * As client-go's reflector: a watch asks for a timeout between 5 and 10 minutes, picked at
- * random so a thousand nodes started together do not come back together.
- */
-function watchTimeoutSeconds(): number {
-  return 300 + Math.floor(Math.random() * 300);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function keyOf(object: unknown): string | undefined {
@@ -158,7 +142,7 @@ export class Informer<T, K> {
         const opened = Date.now();
         await this.watchOnce();
         // A watch the server (or a proxy) ends at once is not re-opened in a tight loop.
-        if (Date.now() - opened < RETRY_FIRST_MS) await sleep(RETRY_FIRST_MS, signal);
+        if (Date.now() - opened < RETRY_FIRST_MS) await pause(RETRY_FIRST_MS, signal);
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {
@@ -172,7 +156,7 @@ export class Informer<T, K> {
         }
         this.lastError = err instanceof ListError ? err.message : describeApiError(err, `watch ${this.source.what}`);
         log('warn', 'informer: list or watch failed; trying again', { resource: this.source.what, retryMs, error: this.lastError });
-        await sleep(retryMs, signal);
+        await pause(retryMs, signal);
         retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
       }
     }

@@ -1,4 +1,5 @@
 // Leader election over a coordination.k8s.io/v1 Lease: one of many candidates holds it, renews it, and hands it over when it stops.
+import { pause, watchTimeoutSeconds } from './watch-timing.js';
 import type { V1Lease } from '@kubernetes/client-node';
 import { log } from '../util/log.js';
 import type { KubeClient } from './kube-client.js';
@@ -39,24 +40,6 @@ export interface LeaseElectorOptions {
   timings: LeaseTimings;
   /** Called when this candidate becomes leader; the signal aborts when it stops being one. */
   onLeading: (stopped: AbortSignal) => void;
-}
-
-/** As client-go's reflectors do: a watch asks the server to end it after 5 to 10 minutes, at random, so the watches of many nodes do not all come back at once. */
-function watchTimeoutSeconds(): number {
-  return 300 + Math.floor(Math.random() * 300);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**
@@ -123,7 +106,7 @@ export class LeaseElector {
       const seen = this.seen;
       this.seen = undefined;
       if (!this.leading && seen !== undefined && (await this.follow(seen)) === 'look') continue;
-      await sleep(retryPeriodMs, this.stop.signal);
+      await pause(retryPeriodMs, this.stop.signal);
     }
   }
 

@@ -2,6 +2,8 @@
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { Informer } from '../../../kube/informer.js';
+import { InformerSet } from '../../../kube/informer-set.js';
+import { driverClassesInformer } from '../driver-classes.js';
 
 /**
  * A claim as the look needs it, and only while it waits (Pending, not bound, of some class):
@@ -24,37 +26,19 @@ export function waitingForm(c: V1PersistentVolumeClaim): V1PersistentVolumeClaim
   };
 }
 
-export class ClaimReasonInformers {
+export class ClaimReasonInformers extends InformerSet {
   readonly claims: Informer<V1PersistentVolumeClaim, V1PersistentVolumeClaim>;
   readonly classes: Informer<V1StorageClass, V1StorageClass>;
 
   constructor(kube: KubeClient, driverName: string) {
-    this.claims = new Informer(kube, {
+    const claims = new Informer<V1PersistentVolumeClaim, V1PersistentVolumeClaim>(kube, {
       what: 'persistentvolumeclaims',
       list: (a, page) => a.core.listPersistentVolumeClaimForAllNamespaces(page),
       watch: (a, from, onEvent) => a.core.watchPersistentVolumeClaimForAllNamespaces(from, onEvent),
     }, waitingForm);
-    this.classes = new Informer(kube, {
-      what: 'storageclasses',
-      list: (a, page) => a.storage.listStorageClass(page),
-      watch: (a, from, onEvent) => a.storage.watchStorageClass(from, onEvent),
-    }, (sc) => (sc.provisioner === driverName ? sc : undefined));
-  }
-
-  start(): void {
-    this.claims.start();
-    this.classes.start();
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all([this.claims.stop(), this.classes.stop()]);
-  }
-
-  get synced(): boolean {
-    return this.claims.synced && this.classes.synced;
-  }
-
-  whenSynced(): Promise<unknown> {
-    return Promise.all([this.claims.whenSynced(), this.classes.whenSynced()]);
+    const classes = driverClassesInformer(kube, driverName);
+    super([claims, classes]);
+    this.claims = claims;
+    this.classes = classes;
   }
 }

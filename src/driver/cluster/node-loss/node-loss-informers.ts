@@ -2,6 +2,7 @@
 import type { V1CSIStorageCapacity, V1Node, V1PersistentVolume } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { Informer, type InformerChange } from '../../../kube/informer.js';
+import { InformerSet } from '../../../kube/informer-set.js';
 import { PARAM_POOL } from '../../request/parameters.js';
 import { CAPACITY_DRIVER_LABEL } from './lost-nodes.js';
 
@@ -45,7 +46,7 @@ export function slimPv(driverName: string): (pv: V1PersistentVolume) => V1Persis
   };
 }
 
-export class NodeLossInformers implements NodeLossView {
+export class NodeLossInformers extends InformerSet implements NodeLossView {
   readonly pvInformer: Informer<V1PersistentVolume, V1PersistentVolume>;
   readonly nodeInformer: Informer<V1Node, V1Node>;
   readonly capacityInformer: Informer<V1CSIStorageCapacity, V1CSIStorageCapacity>;
@@ -53,40 +54,26 @@ export class NodeLossInformers implements NodeLossView {
   constructor(kube: KubeClient, driverName: string, namespace: string) {
     // PVs have no field or label selector for their driver: every PV comes over the watch,
     // and only this driver's are kept.
-    this.pvInformer = new Informer(kube, {
+    const pvInformer = new Informer<V1PersistentVolume, V1PersistentVolume>(kube, {
       what: 'persistentvolumes',
       list: (a, page) => a.core.listPersistentVolume(page),
       watch: (a, from, onEvent) => a.core.watchPersistentVolume(from, onEvent),
     }, slimPv(driverName));
-    this.nodeInformer = new Informer(kube, {
+    const nodeInformer = new Informer<V1Node, V1Node>(kube, {
       what: 'nodes',
       list: (a, page) => a.core.listNode(page),
       watch: (a, from, onEvent) => a.core.watchNode(from, onEvent),
     }, slimNode);
     const labelSelector = `${CAPACITY_DRIVER_LABEL}=${driverName}`;
-    this.capacityInformer = new Informer(kube, {
+    const capacityInformer = new Informer<V1CSIStorageCapacity, V1CSIStorageCapacity>(kube, {
       what: 'csistoragecapacities',
       list: (a, page) => a.storage.listNamespacedCSIStorageCapacity({ namespace, labelSelector, ...page }),
       watch: (a, from, onEvent) => a.storage.watchNamespacedCSIStorageCapacity({ namespace, labelSelector, ...from }, onEvent),
     }, (c) => c);
-  }
-
-  start(): void {
-    this.pvInformer.start();
-    this.nodeInformer.start();
-    this.capacityInformer.start();
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all([this.pvInformer.stop(), this.nodeInformer.stop(), this.capacityInformer.stop()]);
-  }
-
-  get synced(): boolean {
-    return this.pvInformer.synced && this.nodeInformer.synced && this.capacityInformer.synced;
-  }
-
-  whenSynced(): Promise<unknown> {
-    return Promise.all([this.pvInformer.whenSynced(), this.nodeInformer.whenSynced(), this.capacityInformer.whenSynced()]);
+    super([pvInformer, nodeInformer, capacityInformer]);
+    this.pvInformer = pvInformer;
+    this.nodeInformer = nodeInformer;
+    this.capacityInformer = capacityInformer;
   }
 
   /** Calls `listener` on any change of the three caches. */
