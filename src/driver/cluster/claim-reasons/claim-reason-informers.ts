@@ -3,7 +3,7 @@ import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { Informer } from '../../../kube/informer.js';
 import { InformerSet } from '../../../kube/informer-set.js';
-import { driverClassesInformer } from '../driver-classes.js';
+import { provisionerClassesInformer } from '../../../kube/provisioner-classes.js';
 
 /**
  * A claim as the look needs it, and only while it waits (Pending, not bound, of some class):
@@ -36,7 +36,7 @@ export class ClaimReasonInformers extends InformerSet {
       list: (a, page) => a.core.listPersistentVolumeClaimForAllNamespaces(page),
       watch: (a, from, onEvent) => a.core.watchPersistentVolumeClaimForAllNamespaces(from, onEvent),
     }, waitingForm);
-    const classes = driverClassesInformer(kube, driverName);
+    const classes = provisionerClassesInformer(kube, driverName);
     super([claims, classes]);
     this.claims = claims;
     this.classes = classes;

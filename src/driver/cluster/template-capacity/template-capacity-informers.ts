@@ -3,7 +3,7 @@ import type { V1CSIStorageCapacity, V1StorageClass } from '@kubernetes/client-no
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { Informer } from '../../../kube/informer.js';
 import { InformerSet } from '../../../kube/informer-set.js';
-import { driverClassesInformer } from '../driver-classes.js';
+import { provisionerClassesInformer } from '../../../kube/provisioner-classes.js';
 import { CAPACITY_DRIVER_LABEL, CAPACITY_MANAGED_BY_LABEL, TEMPLATE_MANAGED_BY } from './template-objects.js';
 
 export class TemplateCapacityInformers extends InformerSet {
@@ -13,7 +13,7 @@ export class TemplateCapacityInformers extends InformerSet {
   readonly objects: Informer<V1CSIStorageCapacity, V1CSIStorageCapacity>;
 
   constructor(kube: KubeClient, driverName: string, namespace: string) {
-    const classes = driverClassesInformer(kube, driverName);
+    const classes = provisionerClassesInformer(kube, driverName);
     const labelSelector = `${CAPACITY_DRIVER_LABEL}=${driverName},${CAPACITY_MANAGED_BY_LABEL}=${TEMPLATE_MANAGED_BY}`;
     const objects = new Informer<V1CSIStorageCapacity, V1CSIStorageCapacity>(kube, {
       what: 'csistoragecapacities',
