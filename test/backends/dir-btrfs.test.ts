@@ -132,10 +132,14 @@ test('btrfs: healthProblem() answers from the last quota check while it is fresh
 
 test('btrfs: healthProblem() (Probe) runs no tool however old its answer; the pool\'s full refresh runs the check, in the background', async (t) => {
   const mnt = await btrfs.make(t);
-  // Every answer is old at once: before, each call past the age started a quota check itself.
-  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')), 0);
+  // The backend's clock is the test's: the answer of the check at open is fresh through open's
+  // own refresh (so no check of open's is still running when quotas go off below), then an hour
+  // old: before, each call past the age started a quota check itself.
+  let now = 0;
+  const b = new DirBackend(poolConfig(path.join(mnt, 'pool')), 60_000, () => now);
   await b.open([]);
   await sh('btrfs', ['quota', 'disable', mnt]);
+  now += 3_600_000;
   const before = toolRunCount();
   for (let i = 0; i < 20; i++) {
     assert.equal(await b.healthProblem(), undefined, 'the answer of the check at open');

@@ -52,8 +52,11 @@ export class DirBackend implements DirectoryBackend {
   /** Snapshots, restores and clones: btrfs snapshots, or copies of the tree. */
   readonly snapshots: DirSnapshots;
 
-  /** `healthMaxAgeMs`: how old the quota check's answer may get before a full refresh starts another (HealthCache). */
-  constructor(readonly config: PoolConfig, healthMaxAgeMs = HEALTH_MAX_AGE_MS) {
+  /**
+   * `healthMaxAgeMs`: how old the quota check's answer may get before a full refresh starts
+   * another (HealthCache), by the clock `now` (a test's own, to age an answer without waiting).
+   */
+  constructor(readonly config: PoolConfig, healthMaxAgeMs = HEALTH_MAX_AGE_MS, now: () => number = Date.now) {
     this.volumesDir = recordsDir(config);
     this.quotaHealth = new HealthCache(async () => {
       try {
@@ -62,7 +65,7 @@ export class DirBackend implements DirectoryBackend {
       } catch (err) {
         return `pool ${this.config.name}: ${(err as Error).message}`;
       }
-    }, healthMaxAgeMs);
+    }, healthMaxAgeMs, now);
     this.snapshots = new DirSnapshots({
       config,
       directory: (r) => this.directory(r),
