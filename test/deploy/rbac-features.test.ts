@@ -60,6 +60,7 @@ const MODULE_FEATURES: Record<string, ApiFeature[]> = {
   'kube/kube-client.ts': ['api-access'],
   'kube/leader-election.ts': ['node-loss', 'template-capacity'],
   'kube/node-events.ts': ['orphans', 'limit-reports', 'pool-profiles'],
+  'kube/provisioner-classes.ts': ['claim-reasons', 'template-capacity'],
   'driver/cluster/node-loss/': ['node-loss'],
   'driver/cluster/claim-reasons/': ['claim-reasons'],
   'driver/cluster/reservations/': ['pod-reservations'],
@@ -68,9 +69,10 @@ const MODULE_FEATURES: Record<string, ApiFeature[]> = {
   'driver/cluster/template-capacity/': ['template-capacity'],
 };
 
-/** Where a shared module's features reach it from: each listed feature's code imports it. */
+/** Where a shared module's features reach it from: a module beside each listed feature's entry imports it. */
 const FEATURE_ENTRIES: Partial<Record<ApiFeature, string>> = {
   'node-loss': 'driver/cluster/node-loss/node-loss.ts',
+  'claim-reasons': 'driver/cluster/claim-reasons/claim-reasons.ts',
   orphans: 'driver/cluster/orphans/orphan-check.ts',
   'limit-reports': 'driver/cluster/limit-reports.ts',
   'pool-profiles': 'driver/cluster/profiles/profile-reload.ts',
@@ -135,8 +137,12 @@ test('api-permissions.ts lists every request the code makes, under the feature t
   assert.deepEqual([...listed].filter((l) => !made.has(l)).sort(), [], 'permissions api-permissions.ts lists that no code of the feature uses');
   for (const [feature, entry] of Object.entries(FEATURE_ENTRIES)) {
     const shared = Object.entries(MODULE_FEATURES).filter(([m, fs]) => m.startsWith('kube/') && fs.includes(feature as ApiFeature)).map(([m]) => path.basename(m, '.ts'));
-    const text = readFileSync(path.join(SRC, entry), 'utf8');
-    for (const s of shared) assert.match(text, new RegExp(`from '[./]*(?:kube/)?${s}\\.js'`), `${entry} (${feature}) imports ${s}`);
+    const dir = path.dirname(path.join(SRC, entry));
+    const texts = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(path.join(dir, f), 'utf8'));
+    for (const s of shared) {
+      const from = new RegExp(`from '[./]*(?:kube/)?${s}\\.js'`);
+      assert.ok(texts.some((t) => from.test(t)), `a module beside ${entry} (${feature}) imports ${s}`);
+    }
   }
 });
 
