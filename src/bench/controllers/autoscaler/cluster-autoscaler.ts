@@ -193,7 +193,7 @@ export class ClusterAutoscaler extends Controller<AutoscalerKey> {
       }
       return;
     }
-    // The default expander, random: any group that helps.
+    // The default expander, random: one of the groups that help.
     const best = options[options.length === 1 ? 0 : this.random.int(options.length)]!;
     const from = best.g.target;
     this.grow(best.g, best.nodes, best.g.spec.scaleUpDelayMs);

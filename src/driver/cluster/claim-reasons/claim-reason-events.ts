@@ -72,7 +72,7 @@ export class ClaimReasonEvents {
     await Promise.race([caches.whenSynced(), new Promise((resolve) => stopped.addEventListener('abort', resolve, { once: true }))]);
     // A cache not whole (a list after a 410, or the first one failing) gives no look.
     if (stopped.aborted || !caches.synced || !shared.synced) return [];
-    // The cache holds waiting claims only: any other is one that no longer waits.
+    // The cache holds waiting claims only; a claim not in it no longer waits.
     const claims = caches.claims.values();
     const live = new Set(claims.map((c) => c.metadata?.uid ?? ''));
     for (const uid of this.reported) if (!live.has(uid)) this.reported.delete(uid);
