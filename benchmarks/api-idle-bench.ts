@@ -7,7 +7,7 @@ import { checkInlineObjects, loadManifests, UnmodelledFields } from '../src/benc
 import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { RequestCount } from '../src/bench/api/request-counts.js';
-import { ANN_LODE_POOLS } from '../src/bench/api/annotations.js';
+import { benchNodes } from './bench-nodes.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/base/', import.meta.url));
@@ -17,18 +17,6 @@ const IDLE_MS = Number(process.env.LODE_API_IDLE_MS ?? 120_000);
 
 const IDLE_START = 'idle start';
 const IDLE_END = 'idle end';
-
-function nodes(count: number): unknown[] {
-  const objs: unknown[] = [];
-  for (let n = 1; n <= count; n++) {
-    objs.push({
-      apiVersion: 'v1', kind: 'Node',
-      metadata: { name: `node-${String(n).padStart(3, '0')}`, annotations: { [ANN_LODE_POOLS]: 'local=256Mi' } },
-      status: { allocatable: { cpu: '16', memory: '64Gi', pods: '110' } },
-    });
-  }
-  return objs;
-}
 
 /**
  * What the drivers run with: `base`, deploy/base's DaemonSet as it is (API access, node-loss
@@ -52,7 +40,7 @@ function scenario(count: number, config: Config): Scenario {
     driverFlags: config === 'node-loss' ? ['--node-loss', 'on'] : [],
     steps: [
       { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy/base' },
-      { op: 'apply', objects: checkInlineObjects(nodes(count), 'nodes', u), label: 'nodes' },
+      { op: 'apply', objects: checkInlineObjects(benchNodes(count), 'nodes', u), label: 'nodes' },
       // Start-up: the drivers' first lists and watches, elections, first capacity objects.
       { op: 'wait', condition: { for: 'settled', quietMs: 30_000 }, timeoutMs: 120_000, label: 'started', paced: true },
       { op: 'mark', text: IDLE_START },

@@ -8,25 +8,12 @@ import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
 import { humanBytes } from '../src/util/quantity.js';
-import { ANN_LODE_POOLS } from '../src/bench/api/annotations.js';
+import { benchNodes } from './bench-nodes.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 import { formatDuration } from '../src/bench/clock/virtual-clock.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/base/', import.meta.url));
 const PODS_PER_NODE = 10;
-
-/** Nodes with a 256Mi pool each, pods with a 16Mi claim each (ext4's smallest Lode volume). */
-function clusterObjects(nodes: number): unknown[] {
-  const objs: unknown[] = [];
-  for (let n = 1; n <= nodes; n++) {
-    objs.push({
-      apiVersion: 'v1', kind: 'Node',
-      metadata: { name: `node-${String(n).padStart(3, '0')}`, annotations: { [ANN_LODE_POOLS]: 'local=256Mi' } },
-      status: { allocatable: { cpu: '16', memory: '64Gi', pods: '110' } },
-    });
-  }
-  return objs;
-}
 
 /**
  * Pods with one 16Mi volume each: odd pods a generic ephemeral volume (the ephemeral-volume
@@ -67,7 +54,7 @@ function scenario(nodes: number, provisioning: ProvisioningMode): Scenario {
     driverApi: false,
     steps: [
       { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy/base' },
-      { op: 'apply', objects: checkInlineObjects(clusterObjects(nodes), 'nodes', u), label: 'nodes' },
+      { op: 'apply', objects: checkInlineObjects(benchNodes(nodes), 'nodes', u), label: 'nodes' },
       { op: 'apply', objects: checkInlineObjects(podObjects(nodes * PODS_PER_NODE), 'pods', u), label: 'pods' },
       { op: 'wait', condition: { for: 'allPodsRunning' }, timeoutMs: 30 * 60_000, label: 'allPodsRunning' },
     ],
