@@ -7,7 +7,7 @@
 # move all three stages together. The code itself still runs on Node 20 ("engines": ">=20"),
 # which is what the test machines have.
 
-# --- build: full dev dependencies, proto generation, tsc ---
+# --- build: full dev dependencies, proto generation, tsc, the driver's bundle ---
 FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -16,6 +16,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY proto ./proto
 COPY src ./src
+# The build bundles the driver's modules into one file, which `lode driver` loads.
+COPY scripts/bundle-driver.mjs ./scripts/
 # Only src/ is in the context (see .dockerignore), so this compiles the program, not the tests.
 RUN npm run build
 

@@ -1,4 +1,4 @@
-// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory, and Lode against the reference Go driver.
+// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory, Lode against the reference Go driver, and driver starts.
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -173,10 +173,46 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
 }
 
+/** Child CPU seconds (user + system) of a process, from /proc: what a start cost beyond waiting. */
+async function cpuMs(proc: ChildProcess | undefined): Promise<number> {
+  if (!proc?.pid) return NaN;
+  const fields = (await fs.readFile(`/proc/${proc.pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name; in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * (f) Driver starts until the first ready Probe, the build's bundle against the same command loaded
+ * module by module (benchmarks/unbundled-lode.ts), alternating, each on a fresh work dir.
+ */
+async function driverStarts(rounds: number): Promise<void> {
+  const unbundled = fileURLToPath(new URL('./unbundled-lode.js', import.meta.url));
+  const wall: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
+  const cpu: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
+  for (let i = 0; i < rounds; i++) {
+    for (const kind of ['bundle', 'modules'] as const) {
+      const t0 = performance.now();
+      const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], ...(kind === 'modules' ? { cli: unbundled } : {}) });
+      wall[kind].push(performance.now() - t0);
+      cpu[kind].push(await cpuMs(h.proc));
+      await h.cleanup();
+    }
+  }
+  for (const kind of ['bundle', 'modules'] as const) {
+    console.log(`  ${(kind === 'bundle' ? 'one bundled module (lode driver)' : 'its modules one by one').padEnd(36)} ${median(wall[kind]).toFixed(0)} ms to ready, ${median(cpu[kind]).toFixed(0)} ms of CPU   (median of ${rounds})`);
+  }
+}
+
 async function main(): Promise<void> {
   const runs = Number(process.env.LODE_BENCH_RUNS ?? '5');
   console.log(`Lode driver benchmark (${os.cpus().length} cores, node ${process.version})`);
   const hostpathRounds = Number(process.env.LODE_BENCH_HOSTPATH_ROUNDS ?? '3');
+  // `--starts-only`: the driver-start comparison alone, (f) below.
+  if (process.argv.includes('--starts-only')) {
+    console.log('\n(f) driver start, a loop pool, until Probe answers ready');
+    await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+    return;
+  }
   // `--hostpath-only`: the comparison with the reference driver alone, (e) below.
   if (process.argv.includes('--hostpath-only')) {
     console.log('\n(e) against the reference Go driver (hostpathplugin v1.16.1), 16 MiB volumes, same client');
@@ -236,6 +272,9 @@ async function main(): Promise<void> {
 
     console.log('\n(e) against the reference Go driver (hostpathplugin v1.16.1), 16 MiB volumes, same client');
     await compareWithHostpath(hostpathRounds);
+
+    console.log('\n(f) driver start, a loop pool, until Probe answers ready');
+    await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
   } finally {
     await h.cleanup();
   }

@@ -33,6 +33,8 @@ export interface HarnessOptions {
   pools?: PoolSpec[];
   /** Extra driver flags; a function gets the harness's root, for flags that name paths inside it. */
   extraArgs?: string[] | ((root: string) => string[]);
+  /** The `lode` command to run, taking `driver` and its flags; the driver benchmark starts one without the bundle. */
+  cli?: string;
 }
 
 export class DriverHarness {
@@ -73,7 +75,7 @@ export class DriverHarness {
   targetPath(tag: string): string { return path.join(this.kubeletDir, 'pods', tag, 'mount'); }
 
   args(): string[] {
-    const args = [...DRIVER_NODE_FLAGS, LODE_CLI, 'driver', '--endpoint', this.endpoint, '--node-id', this.nodeId, '--target-root', this.kubeletDir];
+    const args = [...DRIVER_NODE_FLAGS, this.opts.cli ?? LODE_CLI, 'driver', '--endpoint', this.endpoint, '--node-id', this.nodeId, '--target-root', this.kubeletDir];
     for (const p of this.pools) {
       let spec = `${p.name}=${this.poolDir(p.name)}`;
       if (p.size) spec += `,size=${p.size}`;
