@@ -1,4 +1,4 @@
-// `npm run bench` part: the cluster bench at 10 and 100 nodes with 10 volume-backed pods per node, distributed and central; prints wall time, events/s, peak memory and API requests per pod.
+// `npm run bench` part: the cluster bench at 10, 25, 50 and 100 nodes with 10 volume-backed pods per node, distributed (and central at the ends); prints wall time, its growth exponent, events/s, peak memory and API requests per pod.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,12 +66,18 @@ async function main(): Promise<number> {
     process.stderr.write('cluster bench needs root: the simulated nodes run real lode drivers (loop devices, mounts)\n');
     return 1;
   }
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const args = process.argv.slice(2);
+  // `--distributed-only`: the sizes without the central comparison runs.
+  const distributedOnly = args.includes('--distributed-only');
+  const sizes = args.map(Number).filter((n) => n > 0);
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   const rows: { nodes: number; r: RunResult }[] = [];
-  // Each size with a provisioner per node and with one central provisioner: the same workload, to compare.
-  const plan: [number, ProvisioningMode][] = (sizes.length > 0 ? sizes : [10, 100]).flatMap((n) => [[n, 'distributed'], [n, 'central']] as [number, ProvisioningMode][]);
+  // Each size with a provisioner per node; the smallest and the largest also with one central
+  // provisioner, the same workload, to compare. Four sizes give the growth exponent.
+  const chosen = sizes.length > 0 ? sizes : [10, 25, 50, 100];
+  const compared = distributedOnly ? [] : [Math.min(...chosen), Math.max(...chosen)];
+  const plan: [number, ProvisioningMode][] = chosen.flatMap((n) => [[n, 'distributed'], ...(compared.includes(n) ? [[n, 'central']] : [])] as [number, ProvisioningMode][]);
   for (const [nodes, mode] of plan) {
     process.stderr.write(`cluster bench: ${nodes} nodes x ${nodes * PODS_PER_NODE} pods, ${mode} provisioning ...\n`);
     const r = await runScenario(scenario(nodes, mode), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}-${mode}`) });
@@ -94,11 +100,27 @@ async function main(): Promise<number> {
   if (distributed.length > 1) {
     const ratio = (last.r.metrics.wallMs / last.nodes) / (first.r.metrics.wallMs / first.nodes);
     process.stdout.write(`scaling: wall time per node at ${last.nodes} nodes is ${ratio.toFixed(2)}x that at ${first.nodes} nodes (1.00 = linear)\n`);
+    process.stdout.write(`growth: wall time grows as pods^${growthExponent(distributed.map((x) => [x.r.pods.length, x.r.metrics.wallMs])).toFixed(2)} over ${distributed.map((x) => x.nodes).join(', ')} nodes (least squares on logarithms; 1.00 = linear)\n`);
   }
   const at100 = distributed.find((x) => x.nodes === 100);
   process.stdout.write(`goal (100 nodes x 1,000 pods settle in under 60 s wall): ${at100 === undefined ? 'not measured' : at100.r.metrics.wallMs < 60_000 ? 'met' : `NOT met (${(at100.r.metrics.wallMs / 1000).toFixed(1)} s)`}\n`);
   process.stdout.write(`\n${renderRequestTable(rows)}`);
   return 0;
+}
+
+/** The slope of log(wall) against log(pods): wall time ~ pods^k. */
+function growthExponent(points: [number, number][]): number {
+  const xs = points.map(([n]) => Math.log(n));
+  const ys = points.map(([, ms]) => Math.log(ms));
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < xs.length; i++) {
+    num += (xs[i]! - mx) * (ys[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return num / den;
 }
 
 /** API requests per pod in each run, and where they come from (docs/bench.md, "API requests", for the model). */
