@@ -59,9 +59,11 @@ vm_log=$(mktemp /tmp/lode-vm-part-XXXXXX.log)
 # A session of its own, so that stopping the tests stops the VMs too (a background job of a script
 # does not get the terminal's Ctrl-C): the trap signals its whole process group, qemu included.
 # After the guest files the same session runs the host files of test/vm/ (two of them boot a VM of
-# their own), one at a time: beside the VM part's two VMs a third is more than this machine's two
-# cores carry within the (unstretched) boot bound, and the VM part now ends before the host files
-# (25 min 35 s against 27 min 38 s on the 2-core machine), so they no longer add a minute after them.
+# their own, about a minute in all), one at a time: so no third VM boots beside the VM part's two,
+# which is more than this machine's two cores carry within the (unstretched) boot bound. Which side
+# ends first varies from run to run on the 2-core machine (VM part 25 min 35 s against host files
+# 27 min 38 s in one full run, 26 min 22 s against 25 min 33 s in the next), so this order saves
+# that minute in the runs where the VM part ends first and costs it in the others.
 setsid bash -c 'rc=0
   node --test "$1" "$2" || rc=$?
   shift 2
