@@ -17,46 +17,31 @@ function reason(signal: AbortSignal): number | undefined {
   return signal.reason instanceof CsiError ? signal.reason.code : undefined;
 }
 
-test('a cancellation in the last quarter of a 3 s call, 500 ms before the driver\'s copy of its deadline, is the deadline', () => {
-  const call = fakeCall(3000);
+/** The code a call with a `deadlineMs` deadline ends with when its client's side ends `afterMs` into it. */
+function cancelledAfter(deadlineMs: number, afterMs: number): number | undefined {
+  const call = fakeCall(deadlineMs);
   const end = callEnd(call);
   const realNow = Date.now;
   try {
-    Date.now = () => realNow() + 2500;
+    Date.now = () => realNow() + afterMs;
     call.emit('cancelled');
   } finally {
     Date.now = realNow;
+    end.dispose();
   }
-  end.dispose();
-  assert.equal(reason(end.signal), status.DEADLINE_EXCEEDED, String(end.signal.reason));
+  return reason(end.signal);
+}
+
+test('a cancellation in the last quarter of a 3 s call, 500 ms before the driver\'s copy of its deadline, is the deadline', () => {
+  assert.equal(cancelledAfter(3000, 2500), status.DEADLINE_EXCEEDED);
 });
 
 test('a cancellation 2 s before a 3 s call\'s deadline is the client giving up', () => {
-  const call = fakeCall(3000);
-  const end = callEnd(call);
-  const realNow = Date.now;
-  try {
-    Date.now = () => realNow() + 1000;
-    call.emit('cancelled');
-  } finally {
-    Date.now = realNow;
-  }
-  end.dispose();
-  assert.equal(reason(end.signal), status.CANCELLED, String(end.signal.reason));
+  assert.equal(cancelledAfter(3000, 1000), status.CANCELLED);
 });
 
 test('a call of ten minutes cancelled 5 s before its deadline is a cancellation: the margin stops at a second', () => {
-  const call = fakeCall(600_000);
-  const end = callEnd(call);
-  const realNow = Date.now;
-  try {
-    Date.now = () => realNow() + 595_000;
-    call.emit('cancelled');
-  } finally {
-    Date.now = realNow;
-  }
-  end.dispose();
-  assert.equal(reason(end.signal), status.CANCELLED, String(end.signal.reason));
+  assert.equal(cancelledAfter(600_000, 595_000), status.CANCELLED);
 });
 
 test('without a client deadline a cancellation is always one', () => {
