@@ -173,11 +173,12 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
 }
 
-/** Child CPU seconds (user + system) of a process, from /proc: what a start cost beyond waiting. */
+/** CPU milliseconds (user + system) a running process has used, from /proc: what a start cost beyond waiting. */
 async function cpuMs(proc: ChildProcess | undefined): Promise<number> {
   if (!proc?.pid) return NaN;
   const fields = (await fs.readFile(`/proc/${proc.pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name; in clock ticks of 10 ms.
+  // utime and stime are fields 14 and 15 of stat (indexes 11 and 12 once pid and name are cut),
+  // in clock ticks: 100 a second on Linux (USER_HZ).
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 

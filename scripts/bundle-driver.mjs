@@ -9,8 +9,9 @@
 // The bundle sits in dist/src/cli/, as deep as the compiled modules that find files from
 // import.meta.url (src/util/version.ts: package.json; src/csi/proto.ts: proto/csi.proto;
 // src/kube/kube-config.ts requires the YAML parser at run time, only to read a kubeconfig), so those
-// resolve as they do unbundled. The metafile beside it lists
-// the modules inside, for the test that keeps the bench and the API client library out.
+// resolve as they do unbundled. The metafile, dist/driver-bundle.meta.json, lists the modules
+// inside, for the test that keeps the bench and the API client library out; it is outside
+// dist/src/, which is all the image copies, since nothing reads it at run time.
 import { build } from 'esbuild';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -32,4 +33,4 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
-await writeFile(`${root}/dist/src/cli/driver-bundle.meta.json`, JSON.stringify(result.metafile));
+await writeFile(`${root}/dist/driver-bundle.meta.json`, JSON.stringify(result.metafile));

@@ -39,9 +39,9 @@ async function loadRecorder(dir: string): Promise<{ preload: string; read: () =>
   return { preload, read: async () => ({ esm: (await lines(esm)).filter((u) => u.startsWith('file:')), cjs: await lines(cjs) }) };
 }
 
-/** The modules the build put into the driver's bundle (scripts/bundle-driver.mjs writes its metafile beside it). */
+/** The modules the build put into the driver's bundle (scripts/bundle-driver.mjs writes its metafile at dist/). */
 async function bundleInputs(): Promise<string[]> {
-  const meta = JSON.parse(await fs.readFile(path.join(path.dirname(LODE_CLI), 'driver-bundle.meta.json'), 'utf8')) as { inputs: Record<string, unknown> };
+  const meta = JSON.parse(await fs.readFile(path.join(path.dirname(LODE_CLI), '..', '..', 'driver-bundle.meta.json'), 'utf8')) as { inputs: Record<string, unknown> };
   return Object.keys(meta.inputs);
 }
 

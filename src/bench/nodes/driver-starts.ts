@@ -2,10 +2,10 @@
 import type { NodeDriver } from './node-driver.js';
 
 /**
- * Driver processes started at once. A start is mostly Node.js loading the driver, 0.6-0.7 s
- * of CPU on the 2-core development machine (docs/benchmarks.md, "Cluster bench"); four at a
- * time keep two cores busy while some wait for their sockets, and bound the memory and the
- * processes a large apply spawns in one go.
+ * Driver processes started at once. A start is mostly Node.js loading the driver, about 0.2 s
+ * of CPU on the 2-core development machine since the driver is one bundled module
+ * (docs/benchmarks.md, "Driver start"); four at a time keep two cores busy while some wait
+ * for their sockets, and bound the memory and the processes a large apply spawns in one go.
  */
 export const DRIVER_START_CONCURRENCY = 4;
 
