@@ -31,3 +31,4 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 npm run --silent build >&2
+source scripts/csi-tools.sh

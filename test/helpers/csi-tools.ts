@@ -9,7 +9,8 @@ import { skipOrFail } from './prerequisites.js';
 /**
  * The test environment's upstream tools: LODE_CSI_TOOLS (packed tools, or a directory of ready
  * binaries), else beside the checkout as the project's workplace lays them out; a clone elsewhere
- * (under /tmp, say) has them only through LODE_CSI_TOOLS.
+ * (under /tmp, say) has them through LODE_CSI_TOOLS, which the npm scripts' set-up
+ * (scripts/csi-tools.sh) sets from the local checkout it was cloned from.
  */
 export const CSI_TOOLS = csiToolsSource();
 
