@@ -2,7 +2,7 @@
 // 9p and tmpfs for /tmp and /run (a checkout there travels as its own read-only share), runs node:test
 // files inside it and brings their results back.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -226,6 +226,19 @@ function passedThrough(): Record<string, string> {
   return Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : [])));
 }
 
+/**
+ * Where a checkout's packages really are: a clone may link its node_modules to another
+ * checkout's (test/vm/any-path.test.ts does), and when that one lies under /tmp too the guest
+ * sees the link but not what it points to.
+ */
+function packagesOf(checkout: string): string[] {
+  try {
+    return [realpathSync(path.join(checkout, 'node_modules'))];
+  } catch {
+    return [];
+  }
+}
+
 /** Boots one VM, runs `files` (paths the guest can read, i.e. on the host root) one after another, powers off. */
 export async function runInVm(files: readonly string[], opts: VmOptions): Promise<VmRun> {
   const memoryMiB = opts.memoryMiB ?? 2048;
@@ -239,6 +252,8 @@ export async function runInVm(files: readonly string[], opts: VmOptions): Promis
   const shares = extraShares([
     cwd,
     harnessCheckout,
+    ...packagesOf(cwd),
+    ...packagesOf(harnessCheckout),
     ...absFiles.map((f) => path.dirname(f)),
     ...(passed.LODE_CSI_TOOLS ? [path.resolve(passed.LODE_CSI_TOOLS)] : []),
   ]);
