@@ -2,22 +2,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { LoopBackend } from '../../src/backends/loop/loop-backend.js';
 import type { PoolConfig } from '../../src/pool/pool.js';
-import { run, toolRunCount } from '../../src/sys/exec.js';
+import { toolRunCount } from '../../src/sys/exec.js';
 import { isPreallocated } from '../../src/sys/preallocate.js';
+import { smallFilesystem } from '../helpers/small-filesystem.js';
 import { MiB, record } from './dir-scenarios.js';
 
 /** A loop pool on a 96 MiB tmpfs of its own; its configured size is larger, so only the filesystem can refuse an image. */
 async function poolOnSmallFilesystem(t: { after: (fn: () => Promise<void>) => void }): Promise<LoopBackend> {
-  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-loop-prealloc-'));
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', root]);
-  t.after(async () => {
-    await run('umount', [root]);
-    await fs.rm(root, { recursive: true, force: true });
-  });
+  const root = await smallFilesystem(t, '96m', 'lode-loop-prealloc-');
   const config: PoolConfig = { name: 'quota-pool', backend: 'loop', dir: path.join(root, 'pool'), sizeBytes: 1024 * MiB, defaultVolumeBytes: 4 * MiB, directIo: false };
   await fs.mkdir(config.dir, { recursive: true });
   const b = new LoopBackend(config);

@@ -2,26 +2,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { run, toolRunCount } from '../../src/sys/exec.js';
+import { toolRunCount } from '../../src/sys/exec.js';
 import { isPreallocated, preallocateFile, preallocateFiles } from '../../src/sys/preallocate.js';
+import { smallFilesystem } from '../helpers/small-filesystem.js';
 
 const MiB = 1024 * 1024;
 
-/** A 64 MiB tmpfs of the test's own, so a file too large for it fails without touching the machine's disk. */
-async function smallFilesystem(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prealloc-'));
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir]);
-  t.after(async () => {
-    await run('umount', [dir]);
-    await fs.rm(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
-
 test('several files are preallocated in full by one tool start; a missing file is not made and a link is not followed', async (t) => {
-  const dir = await smallFilesystem(t);
+  const dir = await smallFilesystem(t, '64m', 'lode-prealloc-');
   const files = ['a', 'b', 'c'].map((n) => path.join(dir, n));
   for (const f of files) await fs.writeFile(f, '');
   const target = path.join(dir, 'target');
@@ -45,7 +34,7 @@ test('several files are preallocated in full by one tool start; a missing file i
 });
 
 test('a file that does not fit falls short and says so through isPreallocated; the files after it are still done; alone it gives the tool\'s error', async (t) => {
-  const dir = await smallFilesystem(t);
+  const dir = await smallFilesystem(t, '64m', 'lode-prealloc-');
   const big = path.join(dir, 'big');
   const small = path.join(dir, 'small');
   await fs.writeFile(big, '');
