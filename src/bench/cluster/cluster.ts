@@ -705,6 +705,7 @@ export class Cluster {
     for (const d of await this.driverStarts.leftovers()) {
       await d.stop();
       await d.releaseMedia().catch((err: unknown) => problems.push(`${d.nodeName}: releasing its disks: ${(err as Error).message}`));
+      problems.push(...await this.closeNamespaceOf(d));
       d.closeLog();
     }
     const pvs = this.store.list('PersistentVolume');
@@ -774,8 +775,18 @@ export class Cluster {
     }
     await n.driver.stop();
     await n.driver.releaseMedia().catch((err: unknown) => problems.push(`${n.name}: releasing its disks: ${(err as Error).message}`));
+    problems.push(...await this.closeNamespaceOf(n.driver));
     n.driver.closeLog();
     return problems;
+  }
+
+  /** Ends a node's mount namespace; a mount its driver left there is a problem, as one left on the host is (sweep). */
+  private async closeNamespaceOf(d: NodeDriver): Promise<string[]> {
+    try {
+      return (await d.closeNamespace()).map((s) => `left behind by a driver, cleaned by the bench: ${d.nodeName}: ${s}`);
+    } catch (err) {
+      return [`${d.nodeName}: ending its mount namespace: ${(err as Error).message}`];
+    }
   }
 
   /** DeleteSnapshot of every snapshot the node's contents name and every one its driver lists. */
@@ -812,6 +823,8 @@ export class Cluster {
   async emergencyStop(): Promise<void> {
     await this.realSidecars?.stopAll(true).catch(() => undefined);
     for (const n of this.nodes.values()) await n.driver.kill().catch(() => undefined);
+    // With the drivers gone, a node's namespace ends with its holder, and its mounts with it.
+    for (const n of this.nodes.values()) await n.driver.killNamespace().catch(() => undefined);
     await sweep(this.opts.workDir).catch(() => undefined);
   }
 }
