@@ -9,6 +9,7 @@ import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
 import type { PoolSpec } from '../api/node-pools.js';
 import { BtrfsMedium } from './btrfs-medium.js';
 import { NodeNamespace } from './node-namespace.js';
+import type { MountTemplate } from './mount-template.js';
 import { poolSpecLine, writeProfileDir, type BenchPoolProfiles } from './pool-profiles.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
@@ -44,6 +45,11 @@ export interface NodeDriverOptions {
    * bench's pod proxy reaches them: for runs whose API shows the driver's DaemonSet pods.
    */
   metrics?: boolean;
+  /**
+   * The run's mount template, which the node's namespace is copied from at its driver's first
+   * start (made once per run, by the first node that asks: see Cluster).
+   */
+  mountTemplate: () => Promise<MountTemplate>;
 }
 
 export class NodeDriver {
@@ -133,7 +139,7 @@ export class NodeDriver {
     if (this.child !== undefined) return;
     this.recentOutput = '';
     mkdirSync(this.kubeletDir, { recursive: true });
-    this.ns ??= await NodeNamespace.open(this.opts.nodeDir);
+    this.ns ??= await NodeNamespace.open(await this.opts.mountTemplate());
     // The same V8 flags as the image's entrypoint, so the bench runs drivers as they ship.
     const args = [...DRIVER_NODE_FLAGS, MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
