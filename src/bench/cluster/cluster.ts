@@ -448,9 +448,11 @@ export class Cluster {
   private async closeTemplate(): Promise<string[]> {
     const t = this.mountTemplate;
     this.mountTemplate = undefined;
-    if (t === undefined) return [];
+    // A template that could not be made failed the driver starts that asked for it: nothing to end.
+    const made = await t?.catch(() => undefined);
+    if (made === undefined) return [];
     try {
-      await (await t).close();
+      await made.close();
       return [];
     } catch (err) {
       return [`ending the mount template: ${(err as Error).message}`];
