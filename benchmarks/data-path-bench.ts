@@ -7,7 +7,7 @@ import { run } from '../src/sys/exec.js';
 import { listLoopDevices } from '../src/sys/loop.js';
 import { DriverHarness, type PoolSpec, mountCap } from '../test/helpers/driver-harness.js';
 import { parseFioJson, type FioResult } from './fio-json.js';
-import { BtrfsMedium } from '../src/bench/nodes/btrfs-medium.js';
+import { BtrfsMedium, HOST_MOUNTS } from '../src/bench/nodes/btrfs-medium.js';
 import { btrfsToolsLifecycle, GiB, lodeLifecycle, median, toolsLifecycle } from './lifecycle.js';
 
 /**
@@ -46,7 +46,7 @@ function btrfsMedium(poolBytes: number): NonNullable<Backend['medium']> {
   let medium: BtrfsMedium | undefined;
   return {
     async prepare(workDir) {
-      medium = new BtrfsMedium(path.join(workDir, 'btrfs.img'), path.join(workDir, 'btrfs'), poolBytes);
+      medium = new BtrfsMedium(path.join(workDir, 'btrfs.img'), path.join(workDir, 'btrfs'), poolBytes, HOST_MOUNTS);
       await medium.ensure();
       await fs.mkdir(path.join(medium.mountPoint, 'pool'));
       return path.join(medium.mountPoint, 'pool');

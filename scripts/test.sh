@@ -6,6 +6,12 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "lode tests need root: they attach loop devices and mount filesystems (run: sudo npm test)" >&2
   exit 1
 fi
+# Before any test mounts anything: the mount namespace the benches' nodes copy theirs from
+# (scripts/mount-template.sh), so none of them holds another test file's filesystems.
+source scripts/mount-template.sh
+start_mount_template
+# `|| true` as in the trap below: under `set -e` a failing command in a trap ends the script with 1.
+trap 'stop_mount_template || true' EXIT
 # A test file that hangs (a watch that never delivers, a pod that never runs) is cancelled, which
 # fails the run, instead of stalling it: node's --test-timeout bounds each file given to the runner.
 # The longest host file (the demo with the real sidecars) takes about 5 minutes here, the VM part
@@ -72,7 +78,7 @@ setsid bash -c 'rc=0
 vm_pid=$!
 # `|| true`: under prepare.sh's `set -e` a failing command in the trap ends the script with 1, and
 # the kill fails whenever the VM part has already ended, as it normally has: green runs exited 1.
-trap 'kill -TERM -- "-$vm_pid" 2>/dev/null || true; rm -f "$vm_log"' EXIT
+trap 'kill -TERM -- "-$vm_pid" 2>/dev/null || true; rm -f "$vm_log"; stop_mount_template || true' EXIT
 trap 'exit 130' INT TERM
 echo "# the VM part ($vm_file, then the other files of dist/test/vm/) runs beside the host files; its report follows theirs"
 host_rc=0

@@ -25,9 +25,11 @@ function unescape(field: string): string {
 /**
  * Read synchronously: procfs answers from memory and never hangs, and a trip through the
  * thread pool costs more than the read (measured: a few ms per call on a 2-core VM).
+ * `file` is this process's table unless another's is named (/proc/PID/mountinfo: the table of
+ * the mount namespace process PID is in).
  */
-export async function readMountTable(): Promise<MountEntry[]> {
-  const text = readFileSync('/proc/self/mountinfo', 'utf8');
+export async function readMountTable(file = '/proc/self/mountinfo'): Promise<MountEntry[]> {
+  const text = readFileSync(file, 'utf8');
   const entries: MountEntry[] = [];
   for (const line of text.split('\n')) {
     if (!line) continue;

@@ -1,7 +1,7 @@
-// Drivers of the Nodes one apply brings start in parallel, yet the Nodes are created, and their components registered, in manifest order.
+// Drivers of the Nodes one apply brings start in parallel, yet the Nodes are created, and their components registered, in manifest order; each node's volumes are mounted in its own mount namespace.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkInlineObjects, loadManifests, UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
@@ -13,8 +13,13 @@ import { needsRoot } from './run-helpers.js';
 
 const DEPLOY = fileURLToPath(new URL('../../../deploy/base/', import.meta.url));
 
+/** Mount points below `root` in a mount table (/proc/PID/mountinfo). */
+function mountPointsUnder(table: string, root: string): string[] {
+  return readFileSync(table, 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${root}/`));
+}
+
 describe('parallel driver starts', { skip: needsRoot }, () => {
-  it('creates Nodes and registers their components in manifest order, and the pods they run follow it', async () => {
+  it('creates Nodes and registers their components in manifest order, the pods they run follow it, and each node mounts in its own namespace', async () => {
     // Not sorted, so an order taken from whichever driver is ready first would show.
     const names = ['node-c', 'node-a', 'node-f', 'node-b', 'node-e', 'node-d'];
     const u = new UnmodelledFields();
@@ -23,6 +28,9 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
     const root = mkdtempSync('/tmp/lode-bench-test-');
     const added: string[] = [];
     let cluster: Cluster | undefined;
+    let host: string[] | undefined;
+    const perNode = new Map<string, string[]>();
+    const uids = new Map<number, string>();
     const result = await runScenario({
       name: 'driver-starts', description: '', file: 'driver-starts.test.ts', seed: 1, capacityPollMs: 60_000, provisioning: 'distributed',
       steps: [
@@ -30,9 +38,20 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
         { op: 'apply', objects: checkInlineObjects(nodes, 'nodes', u), label: 'nodes' },
         { op: 'apply', objects: checkInlineObjects(pods, 'pods', u), label: 'pods' },
         { op: 'wait', condition: { for: 'allPodsRunning' }, timeoutMs: 10 * 60_000, label: 'running' },
+        { op: 'mark', text: 'running' },
       ],
     }, {
       workDir: join(root, 'run'),
+      // With every pod running: where the volumes' mounts are.
+      onStep: (i, _step, c) => {
+        if (i !== 4) return;
+        host = mountPointsUnder('/proc/self/mountinfo', root);
+        for (const n of names) {
+          const pid = c.node(n).driver.mountNamespacePid;
+          perNode.set(n, pid === undefined ? [] : mountPointsUnder(`/proc/${pid}/mountinfo`, root));
+        }
+        for (const [j] of names.entries()) uids.set(j, c.store.get('Pod', `p${j}`, 'default')?.metadata?.uid ?? '');
+      },
       onCluster: (c) => {
         cluster = c;
         c.store.watch('Node', (e) => { if (e.type === 'ADDED') added.push(e.object.metadata?.name ?? ''); });
@@ -43,6 +62,16 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
     assert.deepEqual(result.pods.map((p) => [p.name, p.node, p.phase]), names.map((n, i) => [`default/p${i}`, n, 'Running']));
     // Each node's kubelet registered its own Node and opened its informers: the request counts say so per node.
     for (const n of names) assert.equal(result.apiRequests.find((r) => r.client === `kubelet@${n}` && r.verb === 'create' && r.resource === 'nodes')?.count, 1);
+    // Each node's mounts are in its own mount namespace: none on the host's, none of another node's.
+    assert.deepEqual(host, [], 'no volume mounted in the bench\'s own mount namespace');
+    for (const [i, n] of names.entries()) {
+      const mine = perNode.get(n) ?? [];
+      const uid = uids.get(i) ?? '';
+      assert.notEqual(uid, '');
+      assert.ok(mine.some((m) => m.includes(`/nodes/${n}/kubelet/pods/${uid}/volumes/`)), `${n}'s own namespace holds its pod's publish mount (${mine.join(', ')})`);
+      assert.ok(mine.some((m) => m.endsWith('/globalmount')), `and its staging mount`);
+      assert.deepEqual(mine.filter((m) => !m.includes(`/nodes/${n}/`)), [], `and no mount of another node`);
+    }
     assert.deepEqual(result.teardownProblems, []);
     assert.deepEqual(await mountsUnder(root), []);
     assert.deepEqual(await loopsUnder(root), []);

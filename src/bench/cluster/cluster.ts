@@ -60,6 +60,7 @@ import { daemonSetDriverEnv, daemonSetIdentity } from '../sidecars/daemonset-arg
 import { shippedVersion, type Component, type SidecarsMode } from '../sidecars/components.js';
 import { registerPlugin, waitForSocket } from '../sidecars/plugin-registration.js';
 import { driverPod } from '../nodes/driver-pod.js';
+import { MountTemplate } from '../nodes/mount-template.js';
 
 /** Where external-provisioner runs: one per node (--node-deployment), or one for the cluster. */
 export type ProvisioningMode = 'distributed' | 'central';
@@ -154,6 +155,11 @@ export class Cluster {
   private readonly router: CentralRouter;
   private readonly centralCapacity: CapacityPublisher | undefined;
   private readonly driverStarts = new DriverStarts();
+  /**
+   * The mount template every node's namespace is copied from: the one the environment names, or
+   * one made for this run; made (or adopted) once, when the first driver starts.
+   */
+  private mountTemplate: Promise<MountTemplate> | undefined;
   /** The API the drivers reach (driverApi), and the kubeconfig in the work dir that names it. */
   private driverApi: { server: ApiServer; kubeconfig: string } | undefined;
   /**
@@ -428,7 +434,29 @@ export class Cluster {
       ...(this.driverApi !== undefined && this.driverEnv !== undefined ? { kubeconfig: this.driverApi.kubeconfig, env: this.driverEnv } : {}),
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
       metrics: this.showsDriverPods,
+      mountTemplate: () => this.template(),
     });
+  }
+
+  /** The run's mount template (see mountTemplate); the drivers starting in parallel share the one promise. */
+  private template(): Promise<MountTemplate> {
+    this.mountTemplate ??= MountTemplate.forRun(this.opts.workDir);
+    return this.mountTemplate;
+  }
+
+  /** Ends the run's mount template if the run made it, after every node's namespace copied from it has ended. */
+  private async closeTemplate(): Promise<string[]> {
+    const t = this.mountTemplate;
+    this.mountTemplate = undefined;
+    // A template that could not be made failed the driver starts that asked for it: nothing to end.
+    const made = await t?.catch(() => undefined);
+    if (made === undefined) return [];
+    try {
+      await made.close();
+      return [];
+    } catch (err) {
+      return [`ending the mount template: ${(err as Error).message}`];
+    }
   }
 
   /** Whether the API shows each node's DaemonSet Pod (driverPods, or real sidecars). */
@@ -486,7 +514,9 @@ export class Cluster {
     const poolsAnn = this.driverPools(node);
     if (poolsAnn === undefined) {
       // No Lode pools: no driver, but a kubelet still runs the node's pods.
-      const absent = new NodeDriver({ nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false });
+      const absent = new NodeDriver({
+        nodeName: name, nodeDir: join(this.opts.workDir, 'nodes', name), driverName: this.driverName, pools: [], installed: false, mountTemplate: () => this.template(),
+      });
       const kubeletCtx = this.startKubeletClient(name);
       const kubelet = new Kubelet(kubeletCtx, absent);
       this.plainKubelets.set(name, kubelet);
@@ -705,6 +735,7 @@ export class Cluster {
     for (const d of await this.driverStarts.leftovers()) {
       await d.stop();
       await d.releaseMedia().catch((err: unknown) => problems.push(`${d.nodeName}: releasing its disks: ${(err as Error).message}`));
+      problems.push(...await this.closeNamespaceOf(d));
       d.closeLog();
     }
     const pvs = this.store.list('PersistentVolume');
@@ -718,6 +749,7 @@ export class Cluster {
     // are torn down at once (serially, 1,000 volumes took two minutes); problems stay in node order.
     const perNode = await boundedMap([...this.nodes.values()], DRIVER_START_CONCURRENCY, (n) => this.tearDownNode(n, pvs));
     for (const p of perNode) problems.push(...p);
+    problems.push(...await this.closeTemplate());
     // After the drivers stop: a driver's last API request must not meet a closed port.
     if (this.driverApi !== undefined) {
       await this.driverApi.server.close();
@@ -774,8 +806,18 @@ export class Cluster {
     }
     await n.driver.stop();
     await n.driver.releaseMedia().catch((err: unknown) => problems.push(`${n.name}: releasing its disks: ${(err as Error).message}`));
+    problems.push(...await this.closeNamespaceOf(n.driver));
     n.driver.closeLog();
     return problems;
+  }
+
+  /** Ends a node's mount namespace; a mount its driver left there is a problem, as one left on the host is (sweep). */
+  private async closeNamespaceOf(d: NodeDriver): Promise<string[]> {
+    try {
+      return (await d.closeNamespace()).map((s) => `left behind by a driver, cleaned by the bench: ${d.nodeName}: ${s}`);
+    } catch (err) {
+      return [`${d.nodeName}: ending its mount namespace: ${(err as Error).message}`];
+    }
   }
 
   /** DeleteSnapshot of every snapshot the node's contents name and every one its driver lists. */
@@ -812,6 +854,9 @@ export class Cluster {
   async emergencyStop(): Promise<void> {
     await this.realSidecars?.stopAll(true).catch(() => undefined);
     for (const n of this.nodes.values()) await n.driver.kill().catch(() => undefined);
+    // With the drivers gone, a node's namespace ends with its holder, and its mounts with it.
+    for (const n of this.nodes.values()) await n.driver.killNamespace().catch(() => undefined);
+    await this.closeTemplate();
     await sweep(this.opts.workDir).catch(() => undefined);
   }
 }

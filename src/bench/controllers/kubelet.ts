@@ -206,7 +206,7 @@ export class Kubelet extends Controller {
         stagingPath = this.stagingPath(plan.handle);
         if (!this.staged.has(plan.handle)) {
           try {
-            await mkdir(stagingPath, { recursive: true });
+            await mkdir(this.driver.view(stagingPath), { recursive: true });
             this.ctx.metrics.countDriverCall('NodeStageVolume');
             await this.driver.client.nodeStageVolume({ volume_id: plan.handle, staging_target_path: stagingPath, volume_capability: capability, volume_context: plan.context }, { timeoutMs: 120_000 });
             this.staged.set(plan.handle, stagingPath);
@@ -218,7 +218,7 @@ export class Kubelet extends Controller {
       }
       const targetPath = this.publishPath(uid, plan.volumeName);
       try {
-        await mkdir(join(targetPath, '..'), { recursive: true });
+        await mkdir(this.driver.view(join(targetPath, '..')), { recursive: true });
         this.ctx.metrics.countDriverCall('NodePublishVolume');
         await this.driver.client.nodePublishVolume({
           volume_id: plan.handle, target_path: targetPath, volume_capability: capability, readonly: false, volume_context: plan.context,
@@ -270,7 +270,7 @@ export class Kubelet extends Controller {
       const mountOf = (v: string): string => {
         const m = mine.get(v);
         if (m === undefined) throw new Error(`volume "${v}" is not a CSI volume of this pod`);
-        return m.targetPath;
+        return this.driver.view(m.targetPath);
       };
       for (const w of plan.writes) out.push(['VolumeDataWritten', await writeData(mountOf(w.volume), key, w)]);
       for (const e of plan.expects) {
@@ -288,7 +288,7 @@ export class Kubelet extends Controller {
   private async check(m: MountedVolume, key: string): Promise<string | undefined> {
     try {
       const content = `${key} ${m.volumeName} ${m.handle}\n`;
-      const file = join(m.targetPath, CHECK_FILE);
+      const file = this.driver.view(join(m.targetPath, CHECK_FILE));
       // A file left by an earlier pod proves the volume kept its data across pods.
       m.earlier = await readFile(file, 'utf8').then((t) => t.split(' ')[0] ?? '', () => undefined);
       await writeFile(file, content, { flush: true });
@@ -299,7 +299,7 @@ export class Kubelet extends Controller {
       // would show its whole pool filesystem, its limit is what the driver reports.
       const stats = await this.driver.client.nodeGetVolumeStats({ volume_id: m.handle, volume_path: m.targetPath }, { timeoutMs: 60_000 });
       const total = stats.usage?.find((u) => u.unit === 'BYTES')?.total;
-      m.fsBytes = total !== undefined ? Number(total) : await statfs(m.targetPath).then((s) => s.blocks * s.bsize);
+      m.fsBytes = total !== undefined ? Number(total) : await statfs(this.driver.view(m.targetPath)).then((s) => s.blocks * s.bsize);
       if (m.fsBytes < minimumFsBytes(m.requestBytes)) return `filesystem has ${humanBytes(m.fsBytes)}, asked for ${humanBytes(m.requestBytes)}`;
       return undefined;
     } catch (err) {
@@ -327,7 +327,7 @@ export class Kubelet extends Controller {
     for (const vols of this.mounted.values()) {
       for (const m of vols.values()) {
         if (m.content === '') continue;
-        const back = await readFile(join(m.targetPath, CHECK_FILE), 'utf8').catch(() => undefined);
+        const back = await readFile(this.driver.view(join(m.targetPath, CHECK_FILE)), 'utf8').catch(() => undefined);
         if (back === m.content) ok++;
         else lost.push(`${m.podKey}/${m.volumeName}`);
       }
@@ -365,7 +365,7 @@ export class Kubelet extends Controller {
             this.ctx.metrics.countDriverCall('NodeUnstageVolume');
             await this.driver.client.nodeUnstageVolume({ volume_id: m.handle, staging_target_path: m.stagingPath }, { timeoutMs: 120_000 });
             this.staged.delete(m.handle);
-            await rm(join(m.stagingPath, '..'), { recursive: true, force: true });
+            await rm(this.driver.view(join(m.stagingPath, '..')), { recursive: true, force: true });
           } catch (err) {
             this.ctx.events.record(this.source, { kind: 'Pod', metadata: splitKey(key) }, 'Warning', 'FailedUnmount', `UnmountDevice failed for volume "${m.volumeName}" : ${rpcErrorText(err)}`);
           }
@@ -381,10 +381,10 @@ export class Kubelet extends Controller {
         this.ctx.metrics.countDriverCall('NodeUnstageVolume');
         await this.driver.client.nodeUnstageVolume({ volume_id: handle, staging_target_path: path }, { timeoutMs: 120_000 });
         this.staged.delete(handle);
-        await rm(join(path, '..'), { recursive: true, force: true });
+        await rm(this.driver.view(join(path, '..')), { recursive: true, force: true });
       } catch { /* left for the bench teardown */ }
     }
-    await rm(join(this.driver.kubeletDir, 'pods', uid), { recursive: true, force: true });
+    await rm(this.driver.view(join(this.driver.kubeletDir, 'pods', uid)), { recursive: true, force: true });
     this.failures.delete(key);
     this.reportedErrors.delete(key);
     return true;

@@ -8,6 +8,8 @@ import { CsiClient } from '../../csi/client.js';
 import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
 import type { PoolSpec } from '../api/node-pools.js';
 import { BtrfsMedium } from './btrfs-medium.js';
+import { NodeNamespace } from './node-namespace.js';
+import type { MountTemplate } from './mount-template.js';
 import { poolSpecLine, writeProfileDir, type BenchPoolProfiles } from './pool-profiles.js';
 
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
@@ -43,6 +45,11 @@ export interface NodeDriverOptions {
    * bench's pod proxy reaches them: for runs whose API shows the driver's DaemonSet pods.
    */
   metrics?: boolean;
+  /**
+   * The run's mount template, which the node's namespace is copied from at its driver's first
+   * start (made once per run, by the first node that asks: see Cluster).
+   */
+  mountTemplate: () => Promise<MountTemplate>;
 }
 
 export class NodeDriver {
@@ -58,6 +65,8 @@ export class NodeDriver {
   readonly installed: boolean;
   /** The disks of this node's dir pools, kept across driver restarts as a node's disks are. */
   private readonly media = new Map<string, BtrfsMedium>();
+  /** The node's own mount namespace, made at its driver's first start and kept across restarts. */
+  private ns: NodeNamespace | undefined;
 
   constructor(private readonly opts: NodeDriverOptions) {
     this.nodeName = opts.nodeName;
@@ -69,6 +78,19 @@ export class NodeDriver {
 
   poolDir(pool: string): string {
     return join(this.opts.nodeDir, 'pools', pool);
+  }
+
+  /**
+   * Where the bench (kubelet's re-enactment) reads and writes `path` of this node, a path as
+   * its driver sees it: inside the node's mount namespace, so a volume mounted there is seen.
+   */
+  view(path: string): string {
+    return this.ns === undefined ? path : this.ns.view(path);
+  }
+
+  /** The process holding the node's mount namespace (undefined before the first start), whose /proc entry shows the node's mounts. */
+  get mountNamespacePid(): number | undefined {
+    return this.ns?.pid;
   }
 
   get running(): boolean {
@@ -117,6 +139,7 @@ export class NodeDriver {
     if (this.child !== undefined) return;
     this.recentOutput = '';
     mkdirSync(this.kubeletDir, { recursive: true });
+    this.ns ??= await NodeNamespace.open(await this.opts.mountTemplate());
     // The same V8 flags as the image's entrypoint, so the bench runs drivers as they ship.
     const args = [...DRIVER_NODE_FLAGS, MAIN_JS, 'driver', '--endpoint', `unix://${this.socketPath}`, '--node-id', this.nodeName, '--driver-name', this.opts.driverName];
     for (const p of this.pools) {
@@ -150,7 +173,8 @@ export class NodeDriver {
     // Own process group: a Ctrl-C at the terminal reaches the bench, which then tears down
     // through the still-running drivers, instead of killing them mid-teardown.
     const env = kubeconfig !== undefined && this.opts.env !== undefined ? { ...process.env, ...this.opts.env } : process.env;
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+    const [command, full] = this.ns.command(process.execPath, args);
+    const child = spawn(command, full, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };
@@ -233,7 +257,8 @@ export class NodeDriver {
     let m = this.media.get(p.name);
     if (m === undefined) {
       mkdirSync(join(this.opts.nodeDir, 'media'), { recursive: true });
-      m = new BtrfsMedium(join(this.opts.nodeDir, 'media', `${p.name}.img`), this.poolDir(p.name), p.sizeBytes);
+      if (this.ns === undefined) throw new Error(`node ${this.nodeName}: a disk before the node's mount namespace`);
+      m = new BtrfsMedium(join(this.opts.nodeDir, 'media', `${p.name}.img`), this.poolDir(p.name), p.sizeBytes, this.ns);
       this.media.set(p.name, m);
     }
     return m;
@@ -243,6 +268,23 @@ export class NodeDriver {
   async releaseMedia(): Promise<void> {
     for (const m of this.media.values()) await m.release();
     this.media.clear();
+  }
+
+  /**
+   * Ends the node's mount namespace once its driver is stopped and its disks released; returns
+   * the mounts a driver left below the node's directory, which it unmounted first.
+   */
+  async closeNamespace(): Promise<string[]> {
+    const ns = this.ns;
+    this.ns = undefined;
+    return ns === undefined ? [] : ns.close(this.opts.nodeDir);
+  }
+
+  /** Ends the node's mount namespace at once, its mounts with it (the bench's emergency stop). */
+  async killNamespace(): Promise<void> {
+    const ns = this.ns;
+    this.ns = undefined;
+    await ns?.kill();
   }
 
   closeLog(): void {
