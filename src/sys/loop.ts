@@ -1,9 +1,15 @@
 // Loop devices: find, attach, detach and resize them, reading sysfs rather than parsing tool output.
 import { accessSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from '../util/log.js';
 import { ExecError, run } from './exec.js';
 
 const SYS_BLOCK = '/sys/block';
+
+/** How long a detach waits for the kernel to let go of a device someone else still held (see detachLoop). */
+const DETACH_SETTLE_MS = 2_000;
+const DETACH_POLL_MS = 10;
 
 export interface LoopDevice {
   /** /dev/loopN */
@@ -114,9 +120,24 @@ export async function attachNewLoop(imagePath: string, readOnly: boolean, direct
 }
 
 /** Detaches `device`; a device that is already gone is not an error. */
-export async function detachLoop(device: string): Promise<void> {
-  if ((await backingFileOf(device)) === undefined) return;
+export async function detachLoop(device: string, settleMs = DETACH_SETTLE_MS): Promise<void> {
+  const backing = await backingFileOf(device);
+  if (backing === undefined) return;
   await run('losetup', ['--detach', device], { timeoutMs: 60_000 });
+  // The kernel detaches a device that another process still has open (a tool reading it, a
+  // filesystem still mounted in another mount namespace) only at its last close: losetup
+  // succeeds at once and the device goes on holding the image. The caller's answer says the
+  // device is gone, so wait for that, bounded; a device still held then is cleared by the
+  // kernel when its holder lets go, and is said in the log. The same number may be taken
+  // for another image meanwhile, which counts as gone.
+  const until = Date.now() + settleMs;
+  while ((await backingFileOf(device)) === backing) {
+    if (Date.now() >= until) {
+      log('warn', 'a detached loop device is still held open elsewhere; the kernel clears it when its holder lets go', { device, backingFile: backing });
+      return;
+    }
+    await sleep(DETACH_POLL_MS);
+  }
 }
 
 /** Makes the kernel re-read the backing file's size after it grew. */
