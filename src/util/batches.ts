@@ -16,7 +16,7 @@ interface Waiting<T, R> {
 export class Batches<T, R> {
   private readonly waiting: Array<Waiting<T, R>> = [];
   private running = false;
-  /** Runs so far and the items they took, for tests and benchmarks. */
+  /** Runs so far and the items they took, for tests. */
   readonly stats = { runs: 0, items: 0 };
 
   constructor(
@@ -24,6 +24,11 @@ export class Batches<T, R> {
     private readonly maxBatch = 64,
   ) {
     if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new RangeError(`maxBatch must be a whole number of at least 1, not ${maxBatch}`);
+  }
+
+  /** Whether a run is in flight or requests wait for one. */
+  get busy(): boolean {
+    return this.running || this.waiting.length > 0;
   }
 
   /** Resolves with the answer of the run that took `item`. */

@@ -1,4 +1,5 @@
 // Group commit of directory fsyncs: callers that change a directory while its fsync runs share the next one instead of each paying their own.
+import { Batches } from './batches.js';
 
 /**
  * An fsync of a directory makes durable every rename and unlink done in it before the fsync
@@ -9,32 +10,32 @@
  * failed fsync rejects everyone who shared it. Directories do not wait for one another.
  */
 export class DirectorySyncs {
-  private readonly inFlight = new Map<string, { settled: Promise<void>; next: Promise<void> | undefined }>();
+  /** One batcher per directory with a sync in flight or waiting; an idle one is dropped. */
+  private readonly perDir = new Map<string, Batches<void, void>>();
 
   /** `syncOnce` runs one fsync of a directory. */
   constructor(private readonly syncOnce: (dir: string) => Promise<void>) {}
 
   /** Resolves once an fsync of `dir` that began after this call has succeeded. */
   sync(dir: string): Promise<void> {
-    const current = this.inFlight.get(dir);
-    if (current === undefined) return this.begin(dir);
-    current.next ??= current.settled.then(() => this.begin(dir));
-    return current.next;
+    let batches = this.perDir.get(dir);
+    if (batches === undefined) {
+      // Every caller waiting when a run starts shares it: one fsync covers them all, however many.
+      const b = new Batches<void, void>(async (callers) => {
+        await this.syncOnce(dir);
+        return callers.map(() => undefined);
+      }, Number.MAX_SAFE_INTEGER);
+      this.perDir.set(dir, b);
+      batches = b;
+    }
+    const b = batches;
+    return b.add(undefined).finally(() => {
+      if (!b.busy && this.perDir.get(dir) === b) this.perDir.delete(dir);
+    });
   }
 
   /** fsyncs running now, for tests. */
   get running(): number {
-    return this.inFlight.size;
-  }
-
-  private begin(dir: string): Promise<void> {
-    const result = this.syncOnce(dir);
-    const entry = { settled: result.then(() => undefined, () => undefined), next: undefined as Promise<void> | undefined };
-    this.inFlight.set(dir, entry);
-    // Nobody waiting for a next one: the directory has no fsync in flight any more.
-    void entry.settled.then(() => {
-      if (this.inFlight.get(dir) === entry && entry.next === undefined) this.inFlight.delete(dir);
-    });
-    return result;
+    return [...this.perDir.values()].filter((b) => b.busy).length;
   }
 }
