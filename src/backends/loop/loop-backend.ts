@@ -210,7 +210,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
       else await this.preallocateAlone(only.image, only.bytes, only.signal);
       return ['done'];
     }
-    await preallocateFiles(batch.map((p) => ({ file: p.image, bytes: p.bytes })), { signal: new AbortController().signal }).catch((err: unknown) => {
+    await outsideCall(() => preallocateFiles(batch.map((p) => ({ file: p.image, bytes: p.bytes })))).catch((err: unknown) => {
       log('debug', 'a shared preallocation failed; each image is checked and preallocated alone', { error: (err as Error).message });
     });
     return batch.map(() => 'check');
