@@ -3,6 +3,13 @@ import * as grpc from '@grpc/grpc-js';
 import { csiPackage } from './proto.js';
 import type * as csi from './types.js';
 
+/**
+ * Decides when a call starts and when its caller sees the answer: given the call, returns what
+ * the caller awaits. The cluster bench's runtime uses one per driver to overlap calls of
+ * different nodes while keeping its run deterministic; everyone else calls straight through.
+ */
+export type CallGate = <T>(start: () => Promise<T>) => Promise<T>;
+
 /** Options of one call. */
 export interface CallOptions {
   /** Milliseconds before the call fails with DEADLINE_EXCEEDED. */
@@ -35,7 +42,9 @@ export class CsiClient {
    * 1 s growing to 120 s). A client made while its driver still starts fails its first attempt
    * and then waits out the backoff, not the driver: give it a small cap to see the socket come up.
    */
-  constructor(endpoint: string, defaultTimeoutMs = 120_000, o: { maxReconnectBackoffMs?: number } = {}) {
+  private readonly gate: CallGate | undefined;
+
+  constructor(endpoint: string, defaultTimeoutMs = 120_000, o: { maxReconnectBackoffMs?: number; gate?: CallGate } = {}) {
     const pkg = csiPackage().csi.v1;
     const target = toGrpcTarget(endpoint);
     const credentials = grpc.credentials.createInsecure();
@@ -49,6 +58,7 @@ export class CsiClient {
     this.controller = new pkg.Controller(target, credentials, { channelOverride });
     this.node = new pkg.Node(target, credentials, { channelOverride });
     this.defaultTimeoutMs = defaultTimeoutMs;
+    this.gate = o.gate;
   }
 
   close(): void {
@@ -56,14 +66,16 @@ export class CsiClient {
   }
 
   private call<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, req: Req, opts?: CallOptions): Promise<Res> {
-    const deadline = new Date(Date.now() + (opts?.timeoutMs ?? this.defaultTimeoutMs));
-    return new Promise<Res>((resolve, reject) => {
+    // The deadline counts from when the call is sent, which a gate may put off.
+    const start = (): Promise<Res> => new Promise<Res>((resolve, reject) => {
+      const deadline = new Date(Date.now() + (opts?.timeoutMs ?? this.defaultTimeoutMs));
       method.call(client, req, new grpc.Metadata(), { deadline }, (err, value) => {
         if (err) reject(err);
         else if (value === undefined) reject(new Error('empty response'));
         else resolve(value);
       });
     });
+    return this.gate === undefined ? start() : this.gate(start);
   }
 
   getPluginInfo(req: csi.GetPluginInfoRequest = {}, o?: CallOptions) { return this.call<csi.GetPluginInfoRequest, csi.GetPluginInfoResponse__Output>(this.identity, this.identity.GetPluginInfo, req, o); }

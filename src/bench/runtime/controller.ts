@@ -4,8 +4,10 @@ import type { VirtualClock } from '../clock/virtual-clock.js';
 
 /**
  * A controller as the runtime sees it. `reconcile` handles one key and may call real
- * drivers; the runtime runs one reconcile at a time, so the order of writes and events
- * depends only on the inputs and the seed, never on how long a driver call takes.
+ * drivers; the runtime runs one reconcile's code at a time and parks those waiting on driver
+ * calls (ReconcileFiber), so the order of writes and events depends only on the inputs and
+ * the seed, never on how long a driver call takes. A reconcile awaits each driver call it
+ * sends where it sends it.
  * A controller with one kind of work keys it by object key (namespace/name or name); one
  * with several kinds uses a QueueKey (queue-key.ts) as `Key`, which says the kind.
  */

@@ -1,7 +1,8 @@
-// Runs the controllers: one reconcile at a time in a fixed priority order, the virtual clock jumping only when all are idle.
+// Runs the controllers: their reconciles in a fixed priority order, driver calls overlapping, the virtual clock jumping only when all are idle.
 import type { Controller } from './controller.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 import { ExternalWrites } from './external-writes.js';
+import { ReconcileFiber } from './reconcile-fiber.js';
 
 /** Reconciles of one key at one virtual instant beyond which the run is a livelock, not progress. */
 const LIVELOCK_LIMIT = 1_000;
@@ -23,6 +24,12 @@ export interface RuntimeStats {
  * real one places pods in milliseconds while provisioning takes seconds, and that gap is
  * what makes stale capacity visible. With no work anywhere the clock jumps to the next
  * timer.
+ *
+ * Only one reconcile's code runs at a time, but with `overlap` above 1 a reconcile waiting on
+ * driver calls is parked (ReconcileFiber) and the others go on, up to `overlap` parked at once;
+ * a controller with a parked reconcile takes no other key (one worker each). Parked reconciles
+ * are resumed oldest first, when no other key can run or the limit is reached: a choice made
+ * from the run's own state, never from which call ended first, so a seed gives one run.
  */
 export class Runtime {
   private readonly controllers: Controller[] = [];
@@ -44,6 +51,13 @@ export class Runtime {
   /** Client writes, applied between reconciles. */
   readonly external = new ExternalWrites();
 
+  /** Reconciles parked on driver calls at most at once; 1 runs each reconcile to its end before the next. */
+  overlap = 1;
+  /** Reconciles parked on driver calls, oldest first. */
+  private readonly parked: ReconcileFiber[] = [];
+  /** Controllers with a parked reconcile. */
+  private readonly busy = new Set<Controller>();
+
   constructor(readonly clock: VirtualClock) {}
 
   /** Adds a controller last in the priority order, or just before `before` (a restarted sidecar takes back its place). */
@@ -63,11 +77,24 @@ export class Runtime {
     this.errorSink = sink;
   }
 
-  /** Runs one queued key of the first controller that has one; false when all queues are empty. */
+  /**
+   * Runs one queued key of the first controller that has one and is not busy, until it ends or
+   * parks; else resumes the oldest parked reconcile. False when there is nothing to do.
+   */
   async step(): Promise<boolean> {
     // Client writes first: what they change is queued like any watch event before the next key runs.
     if (this.external.apply() > 0) return true;
+    if (this.parked.length < this.overlap && await this.startNext()) return true;
+    const oldest = this.parked.shift();
+    if (oldest === undefined) return false;
+    await oldest.resume();
+    await this.follow(oldest);
+    return true;
+  }
+
+  private async startNext(): Promise<boolean> {
     for (const c of this.controllers) {
+      if (this.busy.has(c)) continue;
       const key = c.queue.pop();
       if (key === undefined) continue;
       this.stats.reconciles++;
@@ -79,16 +106,27 @@ export class Runtime {
       const n = (this.atInstant.get(id) ?? 0) + 1;
       this.atInstant.set(id, n);
       if (n > LIVELOCK_LIMIT) throw new LivelockError(`livelock: ${c.name} reconciled ${key} ${LIVELOCK_LIMIT} times at one virtual instant; it requeues itself without waiting`);
-      try {
-        await c.reconcile(key);
-      } catch (err) {
-        // A reconcile that throws is retried later, as a controller's rate-limited requeue would.
-        this.errorSink(c.name, key, err);
-        c.enqueueAfter(key, 5_000);
-      }
+      await this.follow(new ReconcileFiber(c, key, () => c.reconcile(key), this.overlap > 1));
       return true;
     }
     return false;
+  }
+
+  /** Waits until `f` ends or parks. */
+  private async follow(f: ReconcileFiber): Promise<void> {
+    const parked = await Promise.race([f.done.then(() => false), f.parked.then(() => true)]);
+    if (parked) {
+      this.parked.push(f);
+      this.busy.add(f.controller);
+      return;
+    }
+    this.busy.delete(f.controller);
+    f.release();
+    if (f.failed) {
+      // A reconcile that throws is retried later, as a controller's rate-limited requeue would.
+      this.errorSink(f.controller.name, f.key, f.error);
+      f.controller.enqueueAfter(f.key, 5_000);
+    }
   }
 
   /** Runs every queue dry without moving the clock. */
