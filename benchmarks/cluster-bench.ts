@@ -69,6 +69,13 @@ async function main(): Promise<number> {
   const args = process.argv.slice(2);
   // `--distributed-only`: the sizes without the central comparison runs.
   const distributedOnly = args.includes('--distributed-only');
+  // `--overlap N`: reconciles waiting on driver calls at most at once (1: one call at a time across the cluster).
+  const o = args.indexOf('--overlap');
+  const overlap = o >= 0 ? Number(args.splice(o, 2)[1]) : undefined;
+  if (overlap !== undefined && !(Number.isInteger(overlap) && overlap >= 1)) {
+    process.stderr.write('cluster bench: --overlap takes a whole number of at least 1\n');
+    return 2;
+  }
   const sizes = args.map(Number).filter((n) => n > 0);
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
@@ -80,7 +87,7 @@ async function main(): Promise<number> {
   const plan: [number, ProvisioningMode][] = chosen.flatMap((n) => [[n, 'distributed'], ...(compared.includes(n) ? [[n, 'central']] : [])] as [number, ProvisioningMode][]);
   for (const [nodes, mode] of plan) {
     process.stderr.write(`cluster bench: ${nodes} nodes x ${nodes * PODS_PER_NODE} pods, ${mode} provisioning ...\n`);
-    const r = await runScenario(scenario(nodes, mode), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}-${mode}`) });
+    const r = await runScenario(scenario(nodes, mode), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}-${mode}`), ...(overlap !== undefined ? { overlap } : {}) });
     rows.push({ nodes, r });
     const running = r.pods.filter((p) => p.phase === 'Running').length;
     if (running !== r.pods.length || r.teardownProblems.length > 0) {

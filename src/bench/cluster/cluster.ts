@@ -14,6 +14,7 @@ import {
 import { EventLog } from '../api/event-log.js';
 import { VirtualClock } from '../clock/virtual-clock.js';
 import { Runtime } from '../runtime/runtime.js';
+import { driverGate } from '../runtime/reconcile-fiber.js';
 import type { ExternalWrites } from '../runtime/external-writes.js';
 import { SeededRandom } from '../runtime/seeded-random.js';
 import { BenchMetrics } from '../runtime/metrics.js';
@@ -98,7 +99,15 @@ export interface ClusterOptions {
   nodeGroups?: readonly NodeGroupSpec[];
   /** The scheduler's StorageCapacityScoring (`storageCapacityScoring`); default `none`, the feature gate off. */
   scoring?: Scoring;
+  /**
+   * Reconciles parked on driver calls at most at once (Runtime.overlap): calls of different
+   * nodes run side by side; 1 runs every reconcile to its end before the next. Default DRIVER_CALL_OVERLAP.
+   */
+  overlap?: number;
 }
+
+/** Reconciles that may wait on driver calls at once, by default. */
+export const DRIVER_CALL_OVERLAP = 8;
 
 /** The uid of the DaemonSet that owns each node's sidecar Pod: not served, only named in ownerReferences. */
 const DAEMONSET_UID = '6b1d4a7e-0000-4000-8000-00000000da75';
@@ -178,6 +187,7 @@ export class Cluster {
     this.store = new ObjectStore(this.clock);
     this.events = new EventLog(() => this.clock.now());
     this.runtime = new Runtime(this.clock);
+    this.runtime.overlap = opts.overlap ?? DRIVER_CALL_OVERLAP;
     this.log = opts.log ?? (() => {});
     this.ctx = {
       store: this.store, clock: this.clock, events: this.events, random: new SeededRandom(opts.seed), metrics: this.metrics,
@@ -435,6 +445,7 @@ export class Cluster {
       ...(this.opts.driverFlags !== undefined ? { extraArgs: this.opts.driverFlags } : {}),
       metrics: this.showsDriverPods,
       mountTemplate: () => this.template(),
+      gate: driverGate(),
     });
   }
 

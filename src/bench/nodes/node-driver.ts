@@ -4,7 +4,7 @@ import { connect, createServer } from 'node:net';
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CsiClient } from '../../csi/client.js';
+import { CsiClient, type CallGate } from '../../csi/client.js';
 import { DRIVER_NODE_FLAGS } from '../../util/driver-node-flags.js';
 import type { PoolSpec } from '../api/node-pools.js';
 import { BtrfsMedium } from './btrfs-medium.js';
@@ -50,6 +50,8 @@ export interface NodeDriverOptions {
    * start (made once per run, by the first node that asks: see Cluster).
    */
   mountTemplate: () => Promise<MountTemplate>;
+  /** When each CSI call is sent and its answer taken (the runtime's, to overlap nodes' calls); straight through without. */
+  gate?: CallGate;
 }
 
 export class NodeDriver {
@@ -200,7 +202,7 @@ export class NodeDriver {
       if (existsSync(this.socketPath)) {
         // After a kill the old socket file is still there until the new process binds: a capped
         // reconnect backoff sees it bind instead of waiting out grpc-js's 1 s and longer.
-        const c = this.csi ?? new CsiClient(`unix://${this.socketPath}`, 60_000, { maxReconnectBackoffMs: 200 });
+        const c = this.csi ?? new CsiClient(`unix://${this.socketPath}`, 60_000, { maxReconnectBackoffMs: 200, ...(this.opts.gate !== undefined ? { gate: this.opts.gate } : {}) });
         this.csi = c;
         try {
           const r = await c.probe({}, { timeoutMs: 2_000 });

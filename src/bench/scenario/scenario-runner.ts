@@ -30,6 +30,8 @@ export interface RunOptions {
   hold?: AbortSignal;
   /** Told when the hold begins. */
   onHold?: (cluster: Cluster) => void;
+  /** Reconciles waiting on driver calls at most at once (ClusterOptions.overlap). */
+  overlap?: number;
 }
 
 /** How long an apply step waits for newly started real sidecars to be up. */
@@ -192,6 +194,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
     ...(scenario.poolProfiles !== undefined ? { poolProfiles: scenario.poolProfiles } : {}),
     ...(scenario.nodeGroups !== undefined ? { nodeGroups: scenario.nodeGroups } : {}),
     scoring: scenario.storageCapacityScoring ?? 'none',
+    ...(opts.overlap !== undefined ? { overlap: opts.overlap } : {}),
   });
   cluster.runtime.signal = opts.signal;
   // Real sidecars act on wall time (informers, capacity polls, retries): their run is paced throughout.
