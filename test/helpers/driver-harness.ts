@@ -158,6 +158,26 @@ export class DriverHarness {
     return (await listLoopDevices()).filter((d) => dirs.some((dir) => d.backingFile.startsWith(dir + '/'))).map((d) => d.device);
   }
 
+  /**
+   * The test's loop devices the driver left attached, after a kill. A device detached while
+   * something still held it (a killed call's umount still running) is only marked to be
+   * cleared at its last close (sysfs `loop/autoclear`, which the driver never sets at attach):
+   * that one is waited for, up to `boundMs`; an unmarked one was never detached and counts at once.
+   */
+  async loopsLeftAfterKill(boundMs = 30_000): Promise<string[]> {
+    const until = Date.now() + scaledDeadlineMs(boundMs);
+    for (;;) {
+      const left = await this.loops();
+      const unmarked: string[] = [];
+      for (const d of left) {
+        const mark = await fs.readFile(path.join('/sys/block', path.basename(d), 'loop', 'autoclear'), 'utf8').catch(() => '0');
+        if (mark.trim() !== '1') unmarked.push(d);
+      }
+      if (left.length === 0 || unmarked.length > 0 || Date.now() >= until) return left;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   /** Files in a pool's volume folder (images and records). */
   async poolFiles(pool = this.pools[0]?.name ?? 'fast'): Promise<string[]> {
     try {
