@@ -35,6 +35,14 @@ export async function backingFileOf(device: string): Promise<string | undefined>
   return backing ? backing.replace(/ \(deleted\)$/, '') : undefined;
 }
 
+/**
+ * Whether `device` is marked to be cleared at its last close: what a detach of a device still
+ * held open leaves (the driver never attaches with the mark).
+ */
+export async function detachPending(device: string): Promise<boolean> {
+  return (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'loop', 'autoclear'))) === '1';
+}
+
 async function isReadOnly(device: string): Promise<boolean> {
   return (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'ro'))) === '1';
 }

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CsiClient } from '../../src/csi/client.js';
-import { listLoopDevices, detachLoop } from '../../src/sys/loop.js';
+import { listLoopDevices, detachLoop, detachPending } from '../../src/sys/loop.js';
 import { readMountTable } from '../../src/sys/mounts.js';
 import { run } from '../../src/sys/exec.js';
 import { thaw } from '../../src/sys/freeze.js';
@@ -168,12 +168,8 @@ export class DriverHarness {
     const until = Date.now() + scaledDeadlineMs(boundMs);
     for (;;) {
       const left = await this.loops();
-      const unmarked: string[] = [];
-      for (const d of left) {
-        const mark = await fs.readFile(path.join('/sys/block', path.basename(d), 'loop', 'autoclear'), 'utf8').catch(() => '0');
-        if (mark.trim() !== '1') unmarked.push(d);
-      }
-      if (left.length === 0 || unmarked.length > 0 || Date.now() >= until) return left;
+      const marked = await Promise.all(left.map(detachPending));
+      if (left.length === 0 || marked.includes(false) || Date.now() >= until) return left;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { attachNewLoop, backingFileOf, detachLoop } from '../../src/sys/loop.js';
+import { attachNewLoop, backingFileOf, detachLoop, detachPending } from '../../src/sys/loop.js';
 import { untilAsync } from '../helpers/until.js';
 
 async function attachedImage(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
@@ -34,9 +34,11 @@ test('a detach waits while another process still holds the device open, and retu
 
 test('a device held longer than the bound: the detach returns (no hang), and the kernel clears it once the holder lets go', async (t) => {
   const device = await attachedImage(t);
+  assert.equal(await detachPending(device), false, 'an attach leaves no mark to clear');
   const holder = await fs.open(device, 'r');
   await detachLoop(device, 100);
   assert.notEqual(await backingFileOf(device), undefined, 'still held: not detached yet');
+  assert.equal(await detachPending(device), true, 'but marked to be cleared at its last close');
   await holder.close();
   // Not a speed check: the bound only turns a device the kernel never clears into a failure.
   await untilAsync('the kernel clears the device at its last close', async () => (await backingFileOf(device)) === undefined, 5000);
