@@ -36,14 +36,13 @@ export class CsiClient {
   readonly controller: grpc.Client & import('../gen/csi/v1/Controller.js').ControllerClient;
   readonly node: grpc.Client & import('../gen/csi/v1/Node.js').NodeClient;
   private readonly defaultTimeoutMs: number;
+  private readonly gate: CallGate | undefined;
 
   /**
    * `maxReconnectBackoffMs` caps grpc-js's wait between connection attempts (default: its own,
    * 1 s growing to 120 s). A client made while its driver still starts fails its first attempt
    * and then waits out the backoff, not the driver: give it a small cap to see the socket come up.
    */
-  private readonly gate: CallGate | undefined;
-
   constructor(endpoint: string, defaultTimeoutMs = 120_000, o: { maxReconnectBackoffMs?: number; gate?: CallGate } = {}) {
     const pkg = csiPackage().csi.v1;
     const target = toGrpcTarget(endpoint);
