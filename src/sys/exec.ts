@@ -4,6 +4,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { callSignal } from '../util/call-signal.js';
 import { log } from '../util/log.js';
+import { ToolHelper, type ToolEnd, type ToolSink } from './tool-helper.js';
 
 /** A tool that ran and failed, or could not be started. */
 export class ExecError extends Error {
@@ -93,13 +94,70 @@ function launcher(): string | null {
   return setpriv;
 }
 
+/** The helper that starts tools without forking the driver (see tool-helper), or null: then each tool is spawned directly. */
+let helper: ToolHelper | null | undefined;
+
+/**
+ * Whether tools go through the helper: unless LODE_TOOL_HELPER=off, wherever perl runs (every
+ * Debian system has it). The direct way stays for the rest, and is what the variable picks for
+ * comparing the two.
+ */
+function toolHelper(): ToolHelper | null {
+  if (helper === undefined) {
+    helper = process.env.LODE_TOOL_HELPER === 'off' ? null : ToolHelper.forThisMachine(onPath('perl'));
+    if (helper === null && process.env.LODE_TOOL_HELPER !== 'off') {
+      log('info', 'perl is not installed (or this architecture is not known to the tool helper): each system tool is started by forking the driver');
+    }
+  }
+  return helper;
+}
+
+/** A started tool: how to kill it (its whole process group). */
+interface Started {
+  kill(): void;
+}
+
+/** Starts `file` through the helper, or directly through setpriv (see launcher), telling `sink` what it hears. */
+function launch(command: string, file: string, args: readonly string[], sink: ToolSink): Started {
+  const via = toolHelper();
+  if (via !== null) {
+    const id = via.start(file, [file, ...args], sink);
+    return { kill: () => via.stop(id) };
+  }
+  const viaSetpriv = launcher();
+  const child = spawn(viaSetpriv ?? command, viaSetpriv === null ? args : ['--pdeathsig', 'KILL', '--', file, ...args], {
+    env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stdout.on('data', (b: Buffer) => sink.stdout(b));
+  child.stderr.on('data', (b: Buffer) => sink.stderr(b));
+  let spawnError: NodeJS.ErrnoException | undefined;
+  child.on('error', (e: NodeJS.ErrnoException) => { spawnError = e; });
+  child.on('close', (code, signal) => {
+    sink.end(spawnError !== undefined ? { kind: 'not-started', code: spawnError.code ?? 'EUNKNOWN' } : { kind: 'exited', code, signal });
+  });
+  return {
+    kill: () => {
+      // Not skipped when the child itself has exited: helpers it forked may still hold its pipes.
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is gone already; make sure of the child itself
+      }
+    },
+  };
+}
+
 /**
  * Runs `command` with `args` (never through a shell), LC_ALL=C so output and messages
  * parse the same everywhere. Resolves on exit 0, rejects with ExecError otherwise.
  *
- * The tool gets a process group of its own, and a timeout or an aborted signal SIGKILLs the
- * whole group: a tool that forks helpers (mount, fsck) must not leave them running, holding
- * the device, after its call has ended. It dies with the driver too (see launcher).
+ * The tool gets a session and process group of its own, and a timeout or an aborted signal
+ * SIGKILLs the whole group: a tool that forks helpers (mount, fsck) must not leave them running,
+ * holding the device, after its call has ended. It dies with the driver too (see tool-helper and
+ * launcher).
  */
 export function run(command: string, args: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
   const signal = opts.signal ?? callSignal();
@@ -107,55 +165,45 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
     // The call is over: starting more tools for it would only outlive it.
     return Promise.reject(new ExecError(command, args, null, `not started: ${stopReason(signal)}`, null, 'ABORT_ERR'));
   }
-  const via = launcher();
-  const file = via === null ? command : onPath(command);
-  // Looked up here, as spawn would, so a missing tool is still ENOENT and not setpriv's exit 127.
+  const file = onPath(command);
+  // Looked up here, as spawn would, so a missing tool is still ENOENT and not a launcher's exit 127.
   if (file === undefined) return Promise.reject(new ExecError(command, args, null, `${command} is not installed`, null, 'ENOENT'));
   toolsStarted += 1;
   return new Promise<ExecResult>((resolve, reject) => {
-    const child = spawn(via ?? command, via === null ? args : ['--pdeathsig', 'KILL', '--', file, ...args], {
-      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let stopped: string | undefined;
-    const stop = (why: string) => {
-      // Not skipped when the child itself has exited: helpers it forked may still hold its pipes.
-      if (stopped !== undefined || child.pid === undefined) return;
-      stopped = why;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL'); // the group is gone already; make sure of the child itself
-      }
-    };
-    const timeoutMs = opts.timeoutMs ?? 300_000;
-    const timer = setTimeout(() => stop(`timed out after ${timeoutMs} ms`), timeoutMs);
-    const onAbort = () => stop(signal ? stopReason(signal) : 'aborted');
-    signal?.addEventListener('abort', onAbort, { once: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    let spawnError: NodeJS.ErrnoException | undefined;
-    child.on('error', (e: NodeJS.ErrnoException) => { spawnError = e; });
+    let stopped: string | undefined;
+    const timeoutMs = opts.timeoutMs ?? 300_000;
     const started = process.hrtime.bigint();
-    child.on('close', (code, exitSignal) => {
+    const end = (how: ToolEnd) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      const code = how.kind === 'exited' ? how.code : null;
       log('debug', 'exec', { command, args, code, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(stopped ? { stopped } : {}) });
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
-      if (spawnError) {
-        const hint = spawnError.code === 'ENOENT' ? `${command} is not installed` : spawnError.message;
-        reject(new ExecError(command, args, null, hint, null, spawnError.code ?? 'EUNKNOWN'));
+      if (how.kind === 'not-started') {
+        const hint = how.code === 'ENOENT' ? `${command} is not installed` : `${command} could not be started: ${how.code}`;
+        reject(new ExecError(command, args, null, hint, null, how.code));
+      } else if (how.kind === 'lost') {
+        reject(new ExecError(command, args, null, `${stderr}\n${how.why}; the tool was killed with it`, 'SIGKILL'));
       } else if (stopped !== undefined) {
-        reject(new ExecError(command, args, code, `${stderr}\nstopped: ${stopped}`, exitSignal ?? 'SIGKILL'));
+        reject(new ExecError(command, args, code, `${stderr}\nstopped: ${stopped}`, how.signal ?? 'SIGKILL'));
       } else if (code === 0) {
         resolve({ stdout, stderr });
       } else {
-        reject(new ExecError(command, args, code, stderr, exitSignal));
+        reject(new ExecError(command, args, code, stderr, how.signal));
       }
-    });
+    };
+    let tool: Started | undefined;
+    const stop = (why: string) => {
+      if (stopped !== undefined) return;
+      stopped = why;
+      tool?.kill();
+    };
+    const timer = setTimeout(() => stop(`timed out after ${timeoutMs} ms`), timeoutMs);
+    const onAbort = () => stop(signal ? stopReason(signal) : 'aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    tool = launch(command, file, args, { stdout: (b) => out.push(b), stderr: (b) => err.push(b), end });
   });
 }

@@ -1,0 +1,257 @@
+// A small long-lived process that starts the driver's tools for it, so no tool costs a fork of the whole Node.js process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Socket } from 'node:net';
+import { constants } from 'node:os';
+import { log } from '../util/log.js';
+
+/**
+ * Why it exists: Node.js starts a child by forking itself, and a fork copies the page tables of
+ * the whole driver, on the event loop's thread. On the 2-core development machine that cost about
+ * 4-6 ms of the driver's CPU per tool, and with setpriv's own start about 14 ms of CPU in all
+ * (`node dist/benchmarks/driver-bench.js --tools-only`), where a fork of this helper costs a
+ * fraction of it. A pod's stage and publish run about eight tools.
+ *
+ * The helper is Perl because perl-base is part of every Debian system (it is "Essential"), the
+ * image included, and it can do what a shell cannot for each tool: a session of its own (so a
+ * timeout kills the tool's whole group, as before), the parent-death signal (so the tool dies with
+ * the helper, which dies with the driver), and the exit status beside separate stdout and stderr.
+ * It reads length-prefixed frames, so no argument is ever parsed by a shell.
+ *
+ * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
+ *   to the helper:   R id (len file)(len argv0)(len arg)...  start a tool
+ *                    K id                                      SIGKILL the tool's process group
+ *   from the helper: O id bytes | E id bytes                   the tool's stdout or stderr
+ *                    X id status                               it ended (a raw wait status)
+ *                    F id errno                                it could not be started
+ */
+const PROGRAM = String.raw`
+use strict; use warnings; no warnings qw(exec); use POSIX ();
+my ($prctl, $parent) = @ARGV;
+my $self = $$;
+# The parent-death signal, then a check that the driver did not die before it was set.
+syscall($prctl, 1, 9) == 0 or exit 70;
+exit 0 if getppid() != $parent;
+binmode STDIN; binmode STDOUT;
+my (%job, %pipe, %bypid);
+my $in = '';
+sub put {
+  my $f = pack('a1 N', $_[0], $_[1]) . $_[2];
+  $f = pack('N', length $f) . $f;
+  while (length $f) {
+    my $n = syswrite(STDOUT, $f);
+    if (!defined $n) { next if $!{EINTR}; exit 0; }
+    substr($f, 0, $n) = '';
+  }
+}
+sub start {
+  my ($id, $file, @argv) = @_;
+  my ($or, $ow, $er, $ew, $xr, $xw);
+  unless (pipe($or, $ow) && pipe($er, $ew) && pipe($xr, $xw)) { put('F', $id, pack('N', $! + 0)); return; }
+  my $pid = fork();
+  if (!defined $pid) { my $e = $! + 0; close $_ for grep { defined } ($or, $ow, $er, $ew, $xr, $xw); put('F', $id, pack('N', $e)); return; }
+  if ($pid == 0) {
+    POSIX::setsid();
+    syscall($prctl, 1, 9);
+    POSIX::_exit(127) if getppid() != $self;
+    open(STDIN, '<', '/dev/null'); open(STDOUT, '>&', $ow); open(STDERR, '>&', $ew);
+    exec { $file } @argv;
+    syswrite($xw, pack('N', $! + 0));
+    POSIX::_exit(127);
+  }
+  close $ow; close $ew; close $xw;
+  # End of file at the exec (the write end is closed on exec), an errno if the exec failed.
+  my $e = '';
+  while (1) { my $n = sysread($xr, $e, 4 - length $e, length $e); last if defined $n && ($n == 0 || length $e == 4); last unless defined $n || $!{EINTR}; }
+  close $xr;
+  if (length $e == 4) { waitpid($pid, 0); close $or; close $er; put('F', $id, $e); return; }
+  $job{$id} = { pid => $pid, open => 2 };
+  $bypid{$pid} = $id;
+  $pipe{fileno $or} = [$id, 'O', $or];
+  $pipe{fileno $er} = [$id, 'E', $er];
+}
+sub stop {
+  my $j = $job{$_[0]} or return;
+  kill('KILL', -$j->{pid}) or defined $j->{status} or kill('KILL', $j->{pid});
+}
+while (1) {
+  my $rin = '';
+  vec($rin, 0, 1) = 1;
+  vec($rin, $_, 1) = 1 for keys %pipe;
+  # A tool that closed its output before it exited is polled for; otherwise its output's end wakes us.
+  my $polling = grep { $_->{open} == 0 } values %job;
+  my $n = select(my $rout = $rin, undef, undef, $polling ? 0.01 : undef);
+  if ($n > 0) {
+    if (vec($rout, 0, 1)) {
+      my $got = sysread(STDIN, $in, 65536, length $in);
+      # The driver is gone: exit, and the tools die with this process (their parent-death signal).
+      exit 0 if defined $got && $got == 0;
+      exit 0 if !defined $got && !$!{EINTR} && !$!{EAGAIN};
+      while (length($in) >= 4) {
+        my $len = unpack('N', $in);
+        last if length($in) < 4 + $len;
+        my $frame = substr($in, 4, $len);
+        substr($in, 0, 4 + $len) = '';
+        my ($type, $id) = unpack('a1 N', $frame);
+        if ($type eq 'R') { start($id, unpack('x5 (N/a*)*', $frame)) } elsif ($type eq 'K') { stop($id) }
+      }
+    }
+    for my $fd (keys %pipe) {
+      next unless vec($rout, $fd, 1);
+      my ($id, $kind, $fh) = @{$pipe{$fd}};
+      my $got = sysread($fh, my $buf, 65536);
+      next if !defined $got && ($!{EINTR} || $!{EAGAIN});
+      if ($got) { put($kind, $id, $buf); next; }
+      close $fh; delete $pipe{$fd}; $job{$id}{open} -= 1;
+    }
+  }
+  while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    my $id = delete $bypid{$pid};
+    $job{$id}{status} = $? if defined $id;
+  }
+  for my $id (keys %job) {
+    my $j = $job{$id};
+    next unless $j->{open} == 0 && defined $j->{status};
+    put('X', $id, pack('N', $j->{status}));
+    delete $job{$id};
+  }
+}
+`;
+
+/** prctl(2)'s system call number, which Perl's syscall needs, on the architectures the image is built for. */
+const PRCTL: Partial<Record<NodeJS.Architecture, number>> = { x64: 157, arm64: 167 };
+
+/** How a tool started through the helper ended. */
+export type ToolEnd =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  /** It never ran: errno's name (ENOENT, EACCES...). */
+  | { kind: 'not-started'; code: string }
+  /** The helper itself ended (killed from outside): the tool was killed with it. */
+  | { kind: 'lost'; why: string };
+
+/** What the caller of `start` hears about its tool. */
+export interface ToolSink {
+  stdout(chunk: Buffer): void;
+  stderr(chunk: Buffer): void;
+  end(how: ToolEnd): void;
+}
+
+const errnoNames = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n, name]));
+const signalNames = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
+
+function frame(type: 'R' | 'K', id: number, strings: readonly string[] = []): Buffer {
+  const parts = strings.map((s) => Buffer.from(s, 'utf8'));
+  const body = 5 + parts.reduce((n, p) => n + 4 + p.length, 0);
+  const out = Buffer.alloc(4 + body);
+  out.writeUInt32BE(body, 0);
+  out.write(type, 4, 'latin1');
+  out.writeUInt32BE(id, 5);
+  let at = 9;
+  for (const p of parts) {
+    out.writeUInt32BE(p.length, at);
+    p.copy(out, at + 4);
+    at += 4 + p.length;
+  }
+  return out;
+}
+
+/** Keeps `stream` from holding the process open (false), or lets it (true): only while a tool runs. */
+function hold(stream: unknown, on: boolean): void {
+  if (stream instanceof Socket) {
+    if (on) stream.ref();
+    else stream.unref();
+  }
+}
+
+/** One helper per process, started at the first tool and again after it ended. */
+export class ToolHelper {
+  private child: ChildProcess | undefined;
+  private readonly jobs = new Map<number, ToolSink>();
+  private nextId = 1;
+  private pending: Buffer = Buffer.alloc(0);
+
+  /** A helper for this machine, or null where it cannot run (no perl, or an architecture without a prctl number here). */
+  static forThisMachine(perl: string | undefined): ToolHelper | null {
+    const prctl = PRCTL[process.arch];
+    return perl === undefined || prctl === undefined ? null : new ToolHelper(perl, prctl);
+  }
+
+  private constructor(private readonly perl: string, private readonly prctl: number) {}
+
+  /** Starts `file` (an absolute path) with `argv` (argv[0] first); returns the job id `stop` takes. */
+  start(file: string, argv: readonly string[], sink: ToolSink): number {
+    const child = this.child ?? this.launch();
+    const id = this.nextId;
+    this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
+    this.jobs.set(id, sink);
+    if (this.jobs.size === 1) this.holdOpen(true);
+    child.stdin?.write(frame('R', id, [file, ...argv]));
+    return id;
+  }
+
+  /** SIGKILLs the tool's process group, if it has not ended yet. */
+  stop(id: number): void {
+    if (this.jobs.has(id)) this.child?.stdin?.write(frame('K', id));
+  }
+
+  private holdOpen(on: boolean): void {
+    if (this.child === undefined) return;
+    if (on) this.child.ref();
+    else this.child.unref();
+    hold(this.child.stdout, on);
+  }
+
+  private launch(): ChildProcess {
+    const child = spawn(this.perl, ['-e', PROGRAM, String(this.prctl), String(process.pid)], {
+      env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    this.child = child;
+    this.pending = Buffer.alloc(0);
+    hold(child.stdin, false);
+    child.stdout?.on('data', (b: Buffer) => this.read(b));
+    // A write after the helper ended fails here, and 'close' below fails the tools it had.
+    child.stdin?.on('error', () => {});
+    const lost = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      log('warn', `${why}: the tools it was running were killed with it; the next tool starts a new helper`, { tools: this.jobs.size });
+      const jobs = [...this.jobs.values()];
+      this.jobs.clear();
+      for (const sink of jobs) sink.end({ kind: 'lost', why });
+    };
+    child.on('error', (e) => lost(`the tool helper could not run: ${e.message}`));
+    child.on('close', (code, signal) => lost(`the tool helper ended (${signal ?? `exit ${code}`})`));
+    return child;
+  }
+
+  private read(chunk: Buffer): void {
+    let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    while (buf.length >= 4) {
+      const len = buf.readUInt32BE(0);
+      if (buf.length < 4 + len) break;
+      const type = String.fromCharCode(buf[4]!);
+      const id = buf.readUInt32BE(5);
+      const body = buf.subarray(9, 4 + len);
+      buf = buf.subarray(4 + len);
+      const sink = this.jobs.get(id);
+      if (sink === undefined) continue;
+      if (type === 'O') sink.stdout(Buffer.from(body));
+      else if (type === 'E') sink.stderr(Buffer.from(body));
+      else if (type === 'X' || type === 'F') {
+        this.jobs.delete(id);
+        if (this.jobs.size === 0) this.holdOpen(false);
+        const n = body.readUInt32BE(0);
+        if (type === 'F') sink.end({ kind: 'not-started', code: errnoNames.get(n) ?? `errno ${n}` });
+        else {
+          const sig = n & 0x7f;
+          sink.end(sig === 0
+            ? { kind: 'exited', code: (n >> 8) & 0xff, signal: null }
+            : { kind: 'exited', code: null, signal: signalNames.get(sig) ?? 'SIGKILL' });
+        }
+      }
+    }
+    this.pending = buf.length === 0 ? Buffer.alloc(0) : Buffer.from(buf);
+  }
+}
