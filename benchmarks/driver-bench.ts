@@ -1,4 +1,4 @@
-// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory, Lode against the reference Go driver, and driver starts.
+// Driver benchmarks: lifecycle vs the raw tools, call latency with 1000 volumes, create throughput, memory, Lode against the reference Go driver, driver starts and tool starts.
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -204,6 +204,34 @@ async function driverStarts(rounds: number): Promise<void> {
   }
 }
 
+/**
+ * (g) Starting a tool through the tool seam (`true`, one after another), through the tool helper
+ * and directly (LODE_TOOL_HELPER=off: a fork of the Node.js process, then setpriv), alternating,
+ * each in a child process (benchmarks/tool-start-probe.ts). CPU counts every process: the caller,
+ * the helper and the tools.
+ */
+async function toolStarts(rounds: number): Promise<void> {
+  const probe = fileURLToPath(new URL('./tool-start-probe.js', import.meta.url));
+  const modes = [['the tool helper', 'on'], ['directly (fork + setpriv)', 'off']] as const;
+  const wall: Record<string, number[]> = { on: [], off: [] };
+  const cpu: Record<string, number[]> = { on: [], off: [] };
+  for (let i = 0; i < rounds; i++) {
+    for (const [, mode] of modes) {
+      const child = spawn(process.execPath, [probe, '200'], { env: { ...process.env, LODE_TOOL_HELPER: mode }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout?.setEncoding('utf8').on('data', (c: string) => { out += c; });
+      const code = await new Promise<number | null>((r) => child.on('close', r));
+      if (code !== 0) throw new Error(`tool-start probe (LODE_TOOL_HELPER=${mode}) exited with ${code}`);
+      const got = JSON.parse(out) as { wallMs: number; cpuMs: number };
+      wall[mode]!.push(got.wallMs);
+      cpu[mode]!.push(got.cpuMs);
+    }
+  }
+  for (const [label, mode] of modes) {
+    console.log(`  ${label.padEnd(36)} ${median(wall[mode]!).toFixed(2)} ms a tool, ${median(cpu[mode]!).toFixed(2)} ms of CPU   (median of ${rounds} x 200)`);
+  }
+}
+
 async function main(): Promise<void> {
   const runs = Number(process.env.LODE_BENCH_RUNS ?? '5');
   console.log(`Lode driver benchmark (${os.cpus().length} cores, node ${process.version})`);
@@ -212,6 +240,12 @@ async function main(): Promise<void> {
   if (process.argv.includes('--starts-only')) {
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+    return;
+  }
+  // `--tools-only`: the tool-start comparison alone, (g) below.
+  if (process.argv.includes('--tools-only')) {
+    console.log('\n(g) starting a system tool (`true`), through the tool helper and directly');
+    await toolStarts(Number(process.env.LODE_BENCH_TOOL_ROUNDS ?? '5'));
     return;
   }
   // `--hostpath-only`: the comparison with the reference driver alone, (e) below.
@@ -276,6 +310,9 @@ async function main(): Promise<void> {
 
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+
+    console.log('\n(g) starting a system tool (`true`), through the tool helper and directly');
+    await toolStarts(Number(process.env.LODE_BENCH_TOOL_ROUNDS ?? '5'));
   } finally {
     await h.cleanup();
   }

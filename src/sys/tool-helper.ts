@@ -77,9 +77,10 @@ while (1) {
   my $rin = '';
   vec($rin, 0, 1) = 1;
   vec($rin, $_, 1) = 1 for keys %pipe;
-  # A tool that closed its output before it exited is polled for; otherwise its output's end wakes us.
+  # The end of a tool's output wakes this loop, but the kernel closes a process's files a moment
+  # before it can be reaped: a tool whose output has ended is polled for, briefly.
   my $polling = grep { $_->{open} == 0 } values %job;
-  my $n = select(my $rout = $rin, undef, undef, $polling ? 0.01 : undef);
+  my $n = select(my $rout = $rin, undef, undef, $polling ? 0.001 : undef);
   if ($n > 0) {
     if (vec($rout, 0, 1)) {
       my $got = sysread(STDIN, $in, 65536, length $in);
