@@ -121,9 +121,31 @@ interface Started {
 function launch(command: string, file: string, args: readonly string[], sink: ToolSink): Started {
   const via = toolHelper();
   if (via !== null) {
-    const id = via.start(file, [file, ...args], sink);
-    return { kill: () => via.stop(id) };
+    let direct: Started | undefined;
+    let killed = false;
+    const id = via.start(file, [file, ...args], {
+      ...sink,
+      end: (how) => {
+        if (how.kind !== 'helper-unusable') return sink.end(how);
+        helper = null;
+        // The tool never started: start it the other way (as every later one), unless it was stopped meanwhile.
+        if (killed) return sink.end(how);
+        direct = launchDirectly(command, file, args, sink);
+      },
+    });
+    return {
+      kill: () => {
+        killed = true;
+        if (direct !== undefined) direct.kill();
+        else via.stop(id);
+      },
+    };
   }
+  return launchDirectly(command, file, args, sink);
+}
+
+/** Starts `file` as a child of this process, through setpriv where it is installed (see launcher). */
+function launchDirectly(command: string, file: string, args: readonly string[], sink: ToolSink): Started {
   const viaSetpriv = launcher();
   const child = spawn(viaSetpriv ?? command, viaSetpriv === null ? args : ['--pdeathsig', 'KILL', '--', file, ...args], {
     env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
@@ -185,7 +207,7 @@ export function run(command: string, args: readonly string[], opts: ExecOptions 
       if (how.kind === 'not-started') {
         const hint = how.code === 'ENOENT' ? `${command} is not installed` : `${command} could not be started: ${how.code}`;
         reject(new ExecError(command, args, null, hint, null, how.code));
-      } else if (how.kind === 'lost') {
+      } else if (how.kind === 'lost' || how.kind === 'helper-unusable') {
         reject(new ExecError(command, args, null, `${stderr}\n${how.why}; the tool was killed with it`, 'SIGKILL'));
       } else if (stopped !== undefined) {
         reject(new ExecError(command, args, code, `${stderr}\nstopped: ${stopped}`, how.signal ?? 'SIGKILL'));

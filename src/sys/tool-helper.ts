@@ -20,7 +20,8 @@ import { log } from '../util/log.js';
  * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
  *   to the helper:   R id (len file)(len argv0)(len arg)...  start a tool
  *                    K id                                      SIGKILL the tool's process group
- *   from the helper: O id bytes | E id bytes                   the tool's stdout or stderr
+ *   from the helper: H 0                                       it runs, with its parent-death signal set
+ *                    O id bytes | E id bytes                   the tool's stdout or stderr
  *                    X id status                               it ended (a raw wait status)
  *                    F id errno                                it could not be started
  */
@@ -43,6 +44,7 @@ sub put {
     substr($f, 0, $n) = '';
   }
 }
+put('H', 0, '');
 sub start {
   my ($id, $file, @argv) = @_;
   my ($or, $ow, $er, $ew, $xr, $xw);
@@ -127,7 +129,12 @@ export type ToolEnd =
   /** It never ran: errno's name (ENOENT, EACCES...). */
   | { kind: 'not-started'; code: string }
   /** The helper itself ended (killed from outside): the tool was killed with it. */
-  | { kind: 'lost'; why: string };
+  | { kind: 'lost'; why: string }
+  /**
+   * The helper ended before it said it runs (perl broken, prctl refused): the tool was never
+   * started, and no tool will be through a helper in this process.
+   */
+  | { kind: 'helper-unusable'; why: string };
 
 /** What the caller of `start` hears about its tool. */
 export interface ToolSink {
@@ -171,6 +178,8 @@ export class ToolHelper {
   private readonly jobs = new Map<number, ToolSink>();
   private nextId = 1;
   private pending: Buffer = Buffer.alloc(0);
+  /** Whether a helper has said it runs: until then its end means the helper cannot run here. */
+  private proven = false;
 
   /** A helper for this machine, or null where it cannot run (no perl, or an architecture without a prctl number here). */
   static forThisMachine(perl: string | undefined): ToolHelper | null {
@@ -217,9 +226,15 @@ export class ToolHelper {
     const lost = (why: string) => {
       if (this.child !== child) return;
       this.child = undefined;
-      log('warn', `${why}: the tools it was running were killed with it; the next tool starts a new helper`, { tools: this.jobs.size });
       const jobs = [...this.jobs.values()];
       this.jobs.clear();
+      if (!this.proven) {
+        // Nothing was started: the frames it was sent were never read by a running helper.
+        log('warn', `${why} before it ran: system tools are started by forking the driver instead`);
+        for (const sink of jobs) sink.end({ kind: 'helper-unusable', why });
+        return;
+      }
+      log('warn', `${why}: the tools it was running were killed with it; the next tool starts a new helper`, { tools: jobs.length });
       for (const sink of jobs) sink.end({ kind: 'lost', why });
     };
     child.on('error', (e) => lost(`the tool helper could not run: ${e.message}`));
@@ -236,6 +251,10 @@ export class ToolHelper {
       const id = buf.readUInt32BE(5);
       const body = buf.subarray(9, 4 + len);
       buf = buf.subarray(4 + len);
+      if (type === 'H') {
+        this.proven = true;
+        continue;
+      }
       const sink = this.jobs.get(id);
       if (sink === undefined) continue;
       if (type === 'O') sink.stdout(Buffer.from(body));

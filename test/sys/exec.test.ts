@@ -145,3 +145,31 @@ for (const mode of MODES) test(`a process that has run a tool (${mode === 'off' 
   assert.equal(code, 0, 'exited by itself, not killed at the bound');
   assert.equal(out, 'ran\n');
 });
+
+test('where the helper cannot run (it ends before it says it runs), tools start directly, and it is not tried again', async () => {
+  const dir = mkdtempSync('/tmp/lode-exec-');
+  try {
+    // A perl that fails at once, as a broken one or a refused prctl would: it counts its starts.
+    const starts = path.join(dir, 'starts');
+    writeFileSync(path.join(dir, 'perl'), `#!/bin/sh\necho x >> ${JSON.stringify(starts)}\nexit 70\n`);
+    chmodSync(path.join(dir, 'perl'), 0o755);
+    const script = `import { run } from ${JSON.stringify(MODULE)};
+      const a = await run('sh', ['-c', 'printf one']);
+      const b = await Promise.all([run('sh', ['-c', 'printf two']), run('sh', ['-c', 'printf three'])]);
+      console.log([a.stdout, ...b.map((r) => r.stdout)].join(' '));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { err += c; });
+    const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+    assert.equal(code, 0, err);
+    assert.equal(out, 'one two three\n');
+    assert.match(err, /the tool helper ended \(exit 70\) before it ran: system tools are started by forking the driver instead/);
+    assert.equal(readFileSync(starts, 'utf8'), 'x\n', 'the helper was tried once');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
