@@ -175,6 +175,10 @@ export class ApiServer {
   /** Listens; resolves with the URL clients use. */
   async start(): Promise<string> {
     const server = createServer((req, res) => { void this.handle(req, res); });
+    // Node's default closes an idle connection after 5 s, racing a client that reuses it at that
+    // moment: on a loaded machine a request then fails with "other side closed" (fetch failed). 90 s
+    // is how long Go's default HTTP transport keeps an idle connection; close() ends idle ones anyway.
+    server.keepAliveTimeout = 90_000;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
