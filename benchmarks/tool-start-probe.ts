@@ -1,6 +1,7 @@
 // Run as a child by the driver benchmark's part (g): starts a tool many times through the tool seam, prints wall and CPU per tool as JSON.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { run } from '../src/sys/exec.js';
+import { childrenNamed } from '../test/helpers/child-processes.js';
 
 /** utime + stime + cutime + cstime of a process, in milliseconds: its own CPU and that of the children it reaped. */
 function cpuWithChildrenMs(pid: number | 'self'): number {
@@ -9,23 +10,10 @@ function cpuWithChildrenMs(pid: number | 'self'): number {
   return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) * 10;
 }
 
-/** The tool helper serving this process, if tools go through one. */
-function helperPid(): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const m = /^\d+ \((.*)\) \S (\d+) /.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'));
-      if (m !== null && m[1] === 'perl' && Number(m[2]) === process.pid) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
-
 const count = Number(process.argv[2] ?? '200');
 await run('true', []); // the helper's own start is not a tool's
-const helper = helperPid();
+// The tool helper serving this process, if tools go through one.
+const helper = childrenNamed('perl')[0];
 const cpu0 = cpuWithChildrenMs('self') + (helper === undefined ? 0 : cpuWithChildrenMs(helper));
 const t0 = performance.now();
 for (let i = 0; i < count; i++) await run('true', []);

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ExecError, run } from '../../src/sys/exec.js';
 import { alive, until } from '../helpers/until.js';
+import { childrenNamed } from '../helpers/child-processes.js';
 
 const MODULE = new URL('../../src/sys/exec.js', import.meta.url).href;
 
@@ -48,21 +49,6 @@ test('a tool that is not installed is ENOENT, "not installed", and a tool\'s own
   assert.match(failed.message, /sh exited with 3: broken/);
   assert.equal((await run('sh', ['-c', 'printf ok'])).stdout, 'ok');
 });
-
-/** The pids of this process's children running `comm`. */
-function childrenNamed(comm: string): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const m = /^\d+ \((.*)\) \S (\d+) /.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'));
-      if (m !== null && m[1] === comm && Number(m[2]) === process.pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 test('arguments reach the tool byte for byte, and large output on both streams comes back whole', async () => {
   const args = ['a b', "it's", 'x\ny', '', 'é ✓', '$HOME', '"q"', '\\', '-n'];
