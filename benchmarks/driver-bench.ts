@@ -215,6 +215,7 @@ async function toolStarts(rounds: number): Promise<void> {
   const modes = [['the tool helper', 'on'], ['directly (fork + setpriv)', 'off']] as const;
   const wall: Record<string, number[]> = { on: [], off: [] };
   const cpu: Record<string, number[]> = { on: [], off: [] };
+  const own: Record<string, number[]> = { on: [], off: [] };
   for (let i = 0; i < rounds; i++) {
     for (const [, mode] of modes) {
       const child = spawn(process.execPath, [probe, '200'], { env: { ...process.env, LODE_TOOL_HELPER: mode }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -222,13 +223,14 @@ async function toolStarts(rounds: number): Promise<void> {
       child.stdout?.setEncoding('utf8').on('data', (c: string) => { out += c; });
       const code = await new Promise<number | null>((r) => child.on('close', r));
       if (code !== 0) throw new Error(`tool-start probe (LODE_TOOL_HELPER=${mode}) exited with ${code}`);
-      const got = JSON.parse(out) as { wallMs: number; cpuMs: number };
+      const got = JSON.parse(out) as { wallMs: number; cpuMs: number; ownCpuMs: number };
       wall[mode]!.push(got.wallMs);
       cpu[mode]!.push(got.cpuMs);
+      own[mode]!.push(got.ownCpuMs);
     }
   }
   for (const [label, mode] of modes) {
-    console.log(`  ${label.padEnd(36)} ${median(wall[mode]!).toFixed(2)} ms a tool, ${median(cpu[mode]!).toFixed(2)} ms of CPU   (median of ${rounds} x 200)`);
+    console.log(`  ${label.padEnd(36)} ${median(wall[mode]!).toFixed(2)} ms a tool, ${median(cpu[mode]!).toFixed(2)} ms of CPU in all, ${median(own[mode]!).toFixed(2)} ms the caller's own   (median of ${rounds} x 200)`);
   }
 }
 

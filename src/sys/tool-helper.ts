@@ -7,9 +7,10 @@ import { log } from '../util/log.js';
 /**
  * Why it exists: Node.js starts a child by forking itself, and a fork copies the page tables of
  * the whole driver, on the event loop's thread. On the 2-core development machine that cost about
- * 4-6 ms of the driver's CPU per tool, and with setpriv's own start about 14 ms of CPU in all
- * (`node dist/benchmarks/driver-bench.js --tools-only`), where a fork of this helper costs a
- * fraction of it. A pod's stage and publish run about eight tools.
+ * 5-6 ms of the driver's CPU per tool, and with setpriv's own start about 14 ms of CPU in all;
+ * through this helper the driver's share is about 0.5 ms and the total about 9.5 ms
+ * (`node dist/benchmarks/driver-bench.js --tools-only`). A pod's volume runs about eight tools
+ * over its life.
  *
  * The helper is Perl because perl-base is part of every Debian system (it is "Essential"), the
  * image included, and it can do what a shell cannot for each tool: a session of its own (so a
