@@ -179,7 +179,7 @@ export class ToolHelper {
   private readonly jobs = new Map<number, ToolSink>();
   private nextId = 1;
   private pending: Buffer = Buffer.alloc(0);
-  /** Whether a helper has said it runs: until then its end means the helper cannot run here. */
+  /** Whether the current helper has said it runs: until then its end means helpers cannot run here. */
   private proven = false;
 
   /** A helper for this machine, or null where it cannot run (no perl, or an architecture without a prctl number here). */
@@ -220,6 +220,7 @@ export class ToolHelper {
     });
     this.child = child;
     this.pending = Buffer.alloc(0);
+    this.proven = false;
     hold(child.stdin, false);
     child.stdout?.on('data', (b: Buffer) => this.read(b));
     // A write after the helper ended fails here, and 'close' below fails the tools it had.
