@@ -10,12 +10,10 @@ import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
 import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
+import { cpuMsOf, residentMiBOf } from './proc-usage.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
-  if (!proc?.pid) return NaN;
-  const status = await fs.readFile(`/proc/${proc.pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 'NaN');
-  return kb / 1024;
+  return proc?.pid ? residentMiBOf(proc.pid).rss : NaN;
 }
 
 async function latency(label: string, n: number, fn: () => Promise<unknown>): Promise<Record<string, number>> {
@@ -173,15 +171,6 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
 }
 
-/** CPU milliseconds (user + system) a running process has used, from /proc: what a start cost beyond waiting. */
-async function cpuMs(proc: ChildProcess | undefined): Promise<number> {
-  if (!proc?.pid) return NaN;
-  const fields = (await fs.readFile(`/proc/${proc.pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
-  // utime and stime are fields 14 and 15 of stat (indexes 11 and 12 once pid and name are cut),
-  // in clock ticks: 100 a second on Linux (USER_HZ).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /**
  * (f) Driver starts until the first ready Probe, the build's bundle against the same command loaded
  * module by module (benchmarks/unbundled-lode.ts), alternating, each on a fresh work dir.
@@ -195,7 +184,8 @@ async function driverStarts(rounds: number): Promise<void> {
       const t0 = performance.now();
       const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], ...(kind === 'modules' ? { cli: unbundled } : {}) });
       wall[kind].push(performance.now() - t0);
-      cpu[kind].push(await cpuMs(h.proc));
+      // What the start cost beyond waiting.
+      cpu[kind].push(h.proc?.pid === undefined ? NaN : cpuMsOf(h.proc.pid));
       await h.cleanup();
     }
   }
@@ -216,6 +206,7 @@ async function toolStarts(rounds: number): Promise<void> {
   const wall: Record<string, number[]> = { on: [], off: [] };
   const cpu: Record<string, number[]> = { on: [], off: [] };
   const own: Record<string, number[]> = { on: [], off: [] };
+  let memory = 'not measured';
   for (let i = 0; i < rounds; i++) {
     for (const [, mode] of modes) {
       const child = spawn(process.execPath, [probe, '200'], { env: { ...process.env, LODE_TOOL_HELPER: mode }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -223,7 +214,8 @@ async function toolStarts(rounds: number): Promise<void> {
       child.stdout?.setEncoding('utf8').on('data', (c: string) => { out += c; });
       const code = await new Promise<number | null>((r) => child.on('close', r));
       if (code !== 0) throw new Error(`tool-start probe (LODE_TOOL_HELPER=${mode}) exited with ${code}`);
-      const got = JSON.parse(out) as { wallMs: number; cpuMs: number; ownCpuMs: number };
+      const got = JSON.parse(out) as { wallMs: number; cpuMs: number; ownCpuMs: number; helperRssMiB?: number; helperAnonMiB?: number };
+      if (got.helperRssMiB !== undefined) memory = `${got.helperRssMiB.toFixed(1)} MiB resident, ${(got.helperAnonMiB ?? NaN).toFixed(1)} MiB of it its own`;
       wall[mode]!.push(got.wallMs);
       cpu[mode]!.push(got.cpuMs);
       own[mode]!.push(got.ownCpuMs);
@@ -232,6 +224,7 @@ async function toolStarts(rounds: number): Promise<void> {
   for (const [label, mode] of modes) {
     console.log(`  ${label.padEnd(36)} ${median(wall[mode]!).toFixed(2)} ms a tool, ${median(cpu[mode]!).toFixed(2)} ms of CPU in all, ${median(own[mode]!).toFixed(2)} ms the caller's own   (median of ${rounds} x 200)`);
   }
+  console.log(`  the helper after the last round       ${memory}`);
 }
 
 async function main(): Promise<void> {
