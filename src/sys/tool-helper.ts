@@ -7,8 +7,8 @@ import { log } from '../util/log.js';
 /**
  * Why it exists: Node.js starts a child by forking itself, and a fork copies the page tables of
  * the whole driver, on the event loop's thread. On the 2-core development machine that cost about
- * 5-6 ms of the driver's CPU per tool, and with setpriv's own start about 14 ms of CPU in all;
- * through this helper the driver's share is about 0.5 ms and the total about 9.5 ms
+ * 5 ms of the driver's CPU per tool, and with setpriv's own start 12-14 ms of CPU in all;
+ * through this helper the driver's share is about 0.5 ms and the total 8-10 ms
  * (`node dist/benchmarks/driver-bench.js --tools-only`). A pod's volume runs about eight tools
  * over its life.
  *
