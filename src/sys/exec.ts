@@ -1,10 +1,10 @@
-// The one way Lode runs a system tool: argument arrays, C locale, a timeout and the call's deadline, dying with the driver, and a typed error.
+// The one way Lode runs a system tool (argument arrays, C locale, a timeout and the call's deadline, dying with the driver, a typed error), and the one place the tool helper is chosen.
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { callSignal } from '../util/call-signal.js';
 import { log } from '../util/log.js';
-import { ToolHelper, type ToolEnd, type ToolSink } from './tool-helper.js';
+import { ToolHelper, type AllocationEnd, type ToolEnd, type ToolSink } from './tool-helper.js';
 
 /** A tool that ran and failed, or could not be started. */
 export class ExecError extends Error {
@@ -110,6 +110,33 @@ function toolHelper(): ToolHelper | null {
     }
   }
   return helper;
+}
+
+/**
+ * fallocate(2) of `file`'s first `bytes` (extending it to that size) by the tool helper itself,
+ * with no process started (see tool-helper). Resolves true when done; false, having done nothing,
+ * where tools are started directly (no helper, or one that cannot run here), and the caller runs
+ * fallocate(1) instead. Rejects with errno's code (ENOSPC, EOPNOTSUPP, ENOENT...) the way a
+ * Node.js system error does. Once sent it is not stopped by the call's deadline: the system call
+ * is short and ends on its own.
+ */
+export function allocateThroughHelper(file: string, bytes: number, opts: { signal?: AbortSignal } = {}): Promise<boolean> {
+  const signal = opts.signal ?? callSignal();
+  if (signal?.aborted) return Promise.reject(Object.assign(new Error(`fallocate ${file}: not started: ${stopReason(signal)}`), { code: 'ABORT_ERR' }));
+  const via = toolHelper();
+  if (via === null) return Promise.resolve(false);
+  const started = process.hrtime.bigint();
+  return new Promise<boolean>((resolve, reject) => {
+    via.allocate(file, bytes, (how: AllocationEnd) => {
+      log('debug', 'fallocate', { file, bytes, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(how.kind === 'allocated' ? {} : { ended: how.kind }) });
+      if (how.kind === 'allocated') resolve(true);
+      else if (how.kind === 'helper-unusable') {
+        helper = null;
+        resolve(false);
+      } else if (how.kind === 'failed') reject(Object.assign(new Error(`fallocate ${file}: ${how.message} (${how.code})`), { code: how.code }));
+      else reject(new Error(`fallocate ${file}: ${how.why}; whether it was done is unknown`));
+    });
+  });
 }
 
 /** A started tool: how to kill it (its whole process group). */

@@ -1,23 +1,48 @@
-// Preallocating files with fallocate(1): one file, several files with one tool start, and whether a file holds all its blocks.
+// Preallocating files: one file, several at once, and whether a file holds all its blocks; by the tool helper's fallocate(2), else with fallocate(1).
 import { promises as fs } from 'node:fs';
-import { run, type ExecOptions } from './exec.js';
+import { allocateThroughHelper, ExecError, run, type ExecOptions } from './exec.js';
 
-/** Reserves the first `bytes` of `file` on its filesystem (extending it to that size): fallocate(1). */
-export async function preallocateFile(file: string, bytes: number, opts: ExecOptions = {}): Promise<void> {
-  await run('fallocate', ['--length', String(bytes), file], opts);
+/** The file's filesystem cannot preallocate (fallocate is not supported there). */
+export class PreallocationUnsupported extends Error {
+  constructor(readonly file: string, cause: Error) {
+    super(`${file}: the filesystem cannot preallocate: ${cause.message}`);
+    this.name = 'PreallocationUnsupported';
+  }
 }
 
 /**
- * Preallocates several files through one process: a shell that starts fallocate(1) for each,
- * all at once (15 images of 16 MiB took 20 ms so here, against 30-40 ms one after another),
- * each through setpriv so that it dies with the shell, as the shell dies with its caller
- * (exec.ts). Starting a tool from the driver forks the whole driver and holds its event loop
- * for the fork; a burst of creates paid that once per image, the shell's own forks are small
- * and do not hold the driver. A file that is not there (anymore) is skipped, never created.
- * Failures are not reported per file: callers check each file (isPreallocated) and preallocate
- * the ones that fell short alone, which gives them the tool's own error.
+ * Reserves the first `bytes` of `file` on its filesystem, extending it to that size. The file
+ * must exist: it is never created, and a final symbolic link is not followed. Through the tool
+ * helper this starts no process; where tools start directly it runs fallocate(1), which the
+ * call's deadline can stop. A filesystem without fallocate gives PreallocationUnsupported; no
+ * space gives ENOSPC's error (the helper's) or the tool's "No space left on device".
+ */
+export async function preallocateFile(file: string, bytes: number, opts: ExecOptions = {}): Promise<void> {
+  try {
+    if (await allocateThroughHelper(file, bytes, opts.signal === undefined ? {} : { signal: opts.signal })) return;
+    await run('fallocate', ['--length', String(bytes), file], opts);
+  } catch (err) {
+    const unsupported = (err as NodeJS.ErrnoException).code === 'EOPNOTSUPP'
+      || (err instanceof ExecError && /not supported/i.test(err.stderr));
+    throw unsupported ? new PreallocationUnsupported(file, err as Error) : err;
+  }
+}
+
+/**
+ * Preallocates several files at once. Through the tool helper each is one system call and no
+ * process. Without it, one process does them all: a shell that starts fallocate(1) for each, all
+ * at once, each through setpriv so that it dies with the shell, as the shell dies with its
+ * caller (exec.ts); starting a tool from the driver forks the whole driver and holds its event
+ * loop for the fork, and the shell's own forks are small. A file that is not there (anymore) is
+ * skipped, never created, and a link is not followed. Failures are not reported per file:
+ * callers check each file (isPreallocated) and preallocate the ones that fell short alone,
+ * which gives them the file's own error.
  */
 export async function preallocateFiles(files: ReadonlyArray<{ file: string; bytes: number }>, opts: ExecOptions = {}): Promise<void> {
+  const helperOpts = opts.signal === undefined ? {} : { signal: opts.signal };
+  const done = await Promise.all(files.map((f) => allocateThroughHelper(f.file, f.bytes, helperOpts).catch(() => true)));
+  const left = files.filter((_, i) => !done[i]);
+  if (left.length === 0) return;
   const script = [
     'p=""; command -v setpriv >/dev/null 2>&1 && p="setpriv --pdeathsig KILL --"',
     'while [ $# -ge 2 ]; do',
@@ -26,7 +51,7 @@ export async function preallocateFiles(files: ReadonlyArray<{ file: string; byte
     'done',
     'wait',
   ].join('\n');
-  await run('sh', ['-c', script, 'sh', ...files.flatMap((f) => [String(f.bytes), f.file])], opts);
+  await run('sh', ['-c', script, 'sh', ...left.flatMap((f) => [String(f.bytes), f.file])], opts);
 }
 
 /** Whether `file` is at least `bytes` long with at least that many bytes of blocks allocated (what fallocate leaves). */

@@ -1,15 +1,20 @@
-// preallocateFiles: several files reserved through one tool start; a file that is not there is not created, a link not followed, and one that does not fit falls short without holding up the others.
+// Preallocation, by the tool helper's system call and (this file again with LODE_TOOL_HELPER=off) with fallocate(1): several files at once, a missing file never made, a link never followed, one that does not fit failing alone, a filesystem without fallocate named as such.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, promises as fs, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { toolRunCount } from '../../src/sys/exec.js';
-import { isPreallocated, preallocateFile, preallocateFiles } from '../../src/sys/preallocate.js';
+import { fileURLToPath } from 'node:url';
+import { run, toolRunCount } from '../../src/sys/exec.js';
+import { isPreallocated, preallocateFile, preallocateFiles, PreallocationUnsupported } from '../../src/sys/preallocate.js';
 import { smallFilesystem } from '../helpers/small-filesystem.js';
 
 const MiB = 1024 * 1024;
+const direct = process.env.LODE_TOOL_HELPER === 'off';
+const how = direct ? 'with fallocate(1)' : 'by the tool helper';
 
-test('several files are preallocated in full by one tool start; a missing file is not made and a link is not followed', async (t) => {
+test(`several files are preallocated in full at once (${how}); a missing file is not made and a link is not followed`, async (t) => {
   const dir = await smallFilesystem(t, '64m', 'lode-prealloc-');
   const files = ['a', 'b', 'c'].map((n) => path.join(dir, n));
   for (const f of files) await fs.writeFile(f, '');
@@ -24,7 +29,7 @@ test('several files are preallocated in full by one tool start; a missing file i
     { file: path.join(dir, 'link'), bytes: 4 * MiB },
     { file: files[2]!, bytes: 2 * MiB },
   ]);
-  assert.equal(toolRunCount() - before, 1, 'one tool start for every file');
+  assert.equal(toolRunCount() - before, direct ? 1 : 0, direct ? 'one tool start for every file' : 'no process at all');
   assert.equal(await isPreallocated(files[0]!, 4 * MiB), true);
   assert.equal(await isPreallocated(files[1]!, 8 * MiB), true);
   assert.equal(await isPreallocated(files[2]!, 2 * MiB), true);
@@ -33,7 +38,7 @@ test('several files are preallocated in full by one tool start; a missing file i
   assert.equal((await fs.stat(target)).size, 0, 'nothing is written through a link');
 });
 
-test('a file that does not fit falls short and says so through isPreallocated; the files after it are still done; alone it gives the tool\'s error', async (t) => {
+test(`a file that does not fit falls short and says so through isPreallocated; the files after it are still done; alone it gives its own error (${how})`, async (t) => {
   const dir = await smallFilesystem(t, '64m', 'lode-prealloc-');
   const big = path.join(dir, 'big');
   const small = path.join(dir, 'small');
@@ -42,6 +47,74 @@ test('a file that does not fit falls short and says so through isPreallocated; t
   await preallocateFiles([{ file: big, bytes: 128 * MiB }, { file: small, bytes: 4 * MiB }]);
   assert.equal(await isPreallocated(big, 128 * MiB), false);
   assert.equal(await isPreallocated(small, 4 * MiB), true);
-  await assert.rejects(preallocateFile(big, 128 * MiB), /No space left on device/);
+  // ENOSPC is what the driver's error mapping turns into RESOURCE_EXHAUSTED (its own tests show that).
+  await assert.rejects(preallocateFile(big, 128 * MiB), direct ? /No space left on device/ : { code: 'ENOSPC', message: /No space left on device/ });
   assert.equal(await isPreallocated(path.join(dir, 'none'), 1), false, 'a missing file is not preallocated');
 });
+
+test(`a filesystem that cannot preallocate (ramfs) is named as such, not as a failure (${how})`, async (t) => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-prealloc-ramfs-'));
+  await run('mount', ['-t', 'ramfs', 'ramfs', dir]);
+  t.after(async () => {
+    await run('umount', [dir]);
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+  const file = path.join(dir, 'image');
+  await fs.writeFile(file, '');
+  await assert.rejects(preallocateFile(file, MiB), PreallocationUnsupported);
+});
+
+if (!direct) {
+  test('the helper never creates a file, follows a final link or preallocates anything but a regular file', async (t) => {
+    const dir = await smallFilesystem(t, '16m', 'lode-prealloc-');
+    await assert.rejects(preallocateFile(path.join(dir, 'missing'), MiB), { code: 'ENOENT' });
+    await assert.rejects(fs.stat(path.join(dir, 'missing')), { code: 'ENOENT' });
+    const target = path.join(dir, 'target');
+    await fs.writeFile(target, '');
+    await fs.symlink(target, path.join(dir, 'link'));
+    await assert.rejects(preallocateFile(path.join(dir, 'link'), MiB), { code: 'ELOOP' });
+    assert.equal((await fs.stat(target)).size, 0);
+    await assert.rejects(preallocateFile('/dev/null', MiB), { code: 'EINVAL' });
+    await assert.rejects(preallocateFile(dir, MiB), { code: 'EISDIR' });
+  });
+
+  test('where the helper cannot run, preallocation falls back to fallocate(1)', async () => {
+    const dir = mkdtempSync('/tmp/lode-prealloc-');
+    try {
+      // A perl that fails at once, as a broken one or a refused prctl would.
+      writeFileSync(path.join(dir, 'perl'), '#!/bin/sh\nexit 70\n');
+      chmodSync(path.join(dir, 'perl'), 0o755);
+      const file = path.join(dir, 'image');
+      writeFileSync(file, '');
+      const module = new URL('../../src/sys/preallocate.js', import.meta.url).href;
+      const script = `import { preallocateFile } from ${JSON.stringify(module)};
+        await preallocateFile(${JSON.stringify(file)}, ${MiB});`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
+      });
+      let err = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => { err += c; });
+      const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+      assert.equal(code, 0, err);
+      assert.match(err, /before it ran: system tools are started by forking the driver instead/);
+      assert.equal(statSync(file).size, MiB);
+      assert.ok(statSync(file).blocks * 512 >= MiB, 'every block reserved');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the same cases pass where tools start directly (LODE_TOOL_HELPER=off)', async () => {
+    // Run as a plain script (the runner's context variable removed, or it would skip as a nested run).
+    const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
+    const child = spawn(process.execPath, ['--test-reporter=tap', fileURLToPath(import.meta.url)], {
+      stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, LODE_TOOL_HELPER: 'off' },
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+    assert.equal(code, 0, out);
+    assert.match(out, /# pass 3\b/, out);
+  });
+}

@@ -9,8 +9,7 @@ import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
 import type { PoolStats } from '../../pool/pool-stats.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
-import { ExecError } from '../../sys/exec.js';
-import { isPreallocated, preallocateFile, preallocateFiles } from '../../sys/preallocate.js';
+import { isPreallocated, preallocateFile, preallocateFiles, PreallocationUnsupported } from '../../sys/preallocate.js';
 import { attachNewLoop, backedBy, backingFileOf, describeLoop, detachLoop, devicesBacking, listLoopDevices, loopSupported, refreshLoopCapacity, type LoopDevice } from '../../sys/loop.js';
 import type { MountEntry } from '../../sys/mounts.js';
 import { Batches } from '../../util/batches.js';
@@ -60,10 +59,11 @@ export class LoopBackend implements BlockBackend, LoopImages {
   readonly snapshots: LoopSnapshots = new LoopSnapshots(this);
   private sparseWarned = false;
   /**
-   * Preallocations of concurrent creates, restores and growths share one tool start: a burst of
-   * creates on one pool used to fork the driver once per image (about three quarters of the
-   * driver's time at 16 concurrent creates, in a CPU profile), and each fork holds every other
-   * call of the driver for its duration.
+   * Preallocations of concurrent creates, restores and growths are made together. Through the
+   * tool helper each is one system call of its own (sys/preallocate); where tools start directly
+   * they share one tool start: a burst of creates on one pool used to fork the driver once per
+   * image (about three quarters of the driver's time at 16 concurrent creates, in a CPU
+   * profile), and each fork holds every other call of the driver for its duration.
    */
   private readonly preallocations = new Batches<Preallocation, PreallocationAnswer>((batch) => this.preallocateBatch(batch));
   /** Set once the kernel ran a device of this pool buffered although direct I/O was asked. */
@@ -186,9 +186,9 @@ export class LoopBackend implements BlockBackend, LoopImages {
   /**
    * Reserves every block up front so a full pool shows at create time (ENOSPC ->
    * RESOURCE_EXHAUSTED) and never later as I/O errors inside a pod. Filesystems without
-   * fallocate get a sparse file, with a warning. Concurrent callers share one tool start
+   * fallocate get a sparse file, with a warning. Concurrent callers share one run
    * (preallocations); an image the shared run left short is preallocated again alone, which
-   * throws the tool's own error for it.
+   * throws its own error.
    */
   async preallocate(image: string, bytes: number): Promise<void> {
     if (this.sparseWarned) return this.preallocateAlone(image, bytes);
@@ -197,10 +197,10 @@ export class LoopBackend implements BlockBackend, LoopImages {
   }
 
   /**
-   * One caller alone runs fallocate itself, stopped with its own call; several run through one
-   * shell, which no single caller's cancellation stops (the others still need it). Each waits
-   * for the run that took its image either way, so no tool works on an image after its call
-   * has returned.
+   * One caller alone preallocates itself, with its own call's deadline; several run together
+   * (through one shell where tools start directly), which no single caller's cancellation stops
+   * (the others still need it). Each waits for the run that took its image either way, so
+   * nothing works on an image after its call has returned.
    */
   private async preallocateBatch(batch: Preallocation[]): Promise<PreallocationAnswer[]> {
     const [only] = batch;
@@ -220,7 +220,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
     try {
       await preallocateFile(image, bytes, signal === undefined ? {} : { signal });
     } catch (err) {
-      if (err instanceof ExecError && /not supported/i.test(err.stderr)) {
+      if (err instanceof PreallocationUnsupported) {
         if (!this.sparseWarned) {
           log('warn', 'filesystem cannot preallocate; images are sparse and space is not guaranteed', { pool: this.config.name });
           this.sparseWarned = true;
