@@ -269,6 +269,8 @@ async function main(): Promise<void> {
     console.log(`  tools by hand (fallocate, as Lode)   ${median(toolsPrealloc).toFixed(1)} ms`);
     console.log(`  Lode over CSI                        ${median(lode).toFixed(1)} ms`);
     console.log(`  ratio                                ${ratio.toFixed(2)}x against truncate, ${(median(lode) / median(toolsPrealloc)).toFixed(2)}x against fallocate  (goal <= 1.20x)`);
+    // `--lifecycle-only`: the lifecycle comparison alone, (a) above.
+    if (process.argv.includes('--lifecycle-only')) return;
 
     // (d) idle memory, then (c) throughput while filling the pool to 1000 volumes
     const idle = await rssMiB(h.proc);
