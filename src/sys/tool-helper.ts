@@ -19,11 +19,11 @@ import { log } from '../util/log.js';
  * It reads length-prefixed frames, so no argument is ever parsed by a shell.
  *
  * It also preallocates files itself, with fallocate(2) through Perl's syscall: reserving a loop
- * image's blocks is one system call of well under a millisecond, which as fallocate(1) cost a
- * process start of several (part (g) of the driver benchmark). The call runs on the helper's
- * own loop, so tools wait behind it: on the local filesystems pools live on, ext4, XFS and
- * btrfs reserve even gigabytes as extents, in about a millisecond. It opens the file without
- * creating it and without following a final symbolic link, and refuses anything but a
+ * image's blocks is one short system call, which as fallocate(1) cost a process start of several
+ * milliseconds (part (g) of the driver benchmark). The call runs on the helper's own loop, so
+ * tools wait behind it: on the local filesystems pools live on, ext4, XFS and btrfs reserve
+ * blocks as extents without writing them (the debug log times each call). It opens the file
+ * without creating it and without following a final symbolic link, and refuses anything but a
  * regular file.
  *
  * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
