@@ -176,7 +176,10 @@ export class NodeDriver {
     // through the still-running drivers, instead of killing them mid-teardown.
     const env = kubeconfig !== undefined && this.opts.env !== undefined ? { ...process.env, ...this.opts.env } : process.env;
     const [command, full] = this.ns.command(process.execPath, args);
-    const child = spawn(command, full, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+    // Through setpriv, as the namespace holders: a bench that is killed outright (SIGKILL, a
+    // crash) takes its drivers with it (SIGTERM, a clean stop) instead of leaving them running.
+    // nsenter and the driver keep the parent-death signal: each execs the next, same process.
+    const child = spawn('setpriv', ['--pdeathsig', 'TERM', '--', command, ...full], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
     const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };
