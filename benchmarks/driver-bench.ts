@@ -57,7 +57,7 @@ async function idleWithApiAccess(): Promise<number> {
 }
 
 /** Starts the reference Go driver (hostpathplugin v1.16.1 from the upstream tools) on a fresh state directory. */
-async function startHostpath(bin: string): Promise<{ client: CsiClient; stop: () => Promise<void> }> {
+async function startHostpath(bin: string): Promise<{ client: CsiClient; pid: number; stop: () => Promise<void> }> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-hp-'));
   const sock = path.join(dir, 'hp.sock');
   const proc = spawn(bin, ['--endpoint', `unix://${sock}`, '--nodeid', 'bench', '--drivername', 'hostpath.csi.k8s.io', '--statedir', path.join(dir, 'state')], { stdio: 'ignore' });
@@ -74,7 +74,7 @@ async function startHostpath(bin: string): Promise<{ client: CsiClient; stop: ()
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { client, stop };
+  return { client, pid: proc.pid ?? 0, stop };
 }
 
 /** p50 of `n` calls, one after the other, in ms. */
@@ -84,7 +84,7 @@ async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
   return median(xs);
 }
 
-interface DriverFigures { one: number; sixteen: number; probe: number; capacity: number }
+interface DriverFigures { one: number; sixteen: number; cpuPerCreate: number; probe: number; capacity: number }
 
 /** Probe and GetCapacity p50 of one server, 1000 calls each, one after the other. */
 async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
@@ -93,12 +93,18 @@ async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'prob
   return { probe, capacity };
 }
 
-/** The same measurements of one driver through the same client code: creates/s at 1 and 16 concurrent, Probe and GetCapacity p50. */
-async function figuresOf(client: CsiClient, prefix: string): Promise<DriverFigures> {
+/**
+ * The same measurements of one driver (its server process is `pid`) through the same client
+ * code: creates/s at 1 and 16 concurrent, the server's own CPU per create at 16 concurrent (from
+ * /proc: Lode's tool helper not counted), Probe and GetCapacity p50.
+ */
+async function figuresOf(client: CsiClient, prefix: string, pid: number): Promise<DriverFigures> {
   await createThroughput(client, `${prefix}-warm`, 20, 4); // first connection, JIT
   const one = await createThroughput(client, `${prefix}-one`, 100, 1);
+  const cpuBefore = cpuMsOf(pid);
   const sixteen = await createThroughput(client, `${prefix}-par`, 200, 16);
-  return { one, sixteen, ...(await callFigures(client)) };
+  const cpuPerCreate = (cpuMsOf(pid) - cpuBefore) / 200;
+  return { one, sixteen, cpuPerCreate, ...(await callFigures(client)) };
 }
 
 /** A bare grpc-js server (grpc-floor-server.ts) in a process of its own, with the driver's Node.js flags: the floor under Lode's call latency. */
@@ -144,13 +150,13 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '8Gi' }] });
     try {
-      lode.push(await figuresOf(h.client, `cmp${r}`));
+      lode.push(await figuresOf(h.client, `cmp${r}`, h.proc?.pid ?? 0));
     } finally {
       await h.cleanup();
     }
     const hp = await startHostpath(bin);
     try {
-      hostpath.push(await figuresOf(hp.client, `cmp${r}`));
+      hostpath.push(await figuresOf(hp.client, `cmp${r}`, hp.pid));
     } finally {
       await hp.stop();
     }
@@ -167,6 +173,7 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   console.log(`  ${''.padEnd(24)}${'Lode'.padStart(12)}${'hostpath'.padStart(12)}${'grpc-js'.padStart(12)}   Lode/hostpath  (median of ${rounds} alternating rounds)`);
   row('creates, 1 at a time', 'one', '/s', 1, '');
   row('creates, 16 concurrent', 'sixteen', '/s', 1, '(goal >= 0.50x)');
+  row('CPU a create, 16 conc.', 'cpuPerCreate', 'ms', 2, '(the server process\'s own)');
   row('Probe p50', 'probe', 'ms', 3, '(goal <= 1.00x)');
   row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
 }
