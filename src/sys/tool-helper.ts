@@ -291,7 +291,8 @@ export class ToolHelper {
         for (const job of jobs) endWithHelper(job, { kind: 'helper-unusable', why });
         return;
       }
-      log('warn', `${why}: the tools it was running were killed with it; the next tool starts a new helper`, { tools: jobs.length });
+      const allocations = jobs.filter((job) => !('tool' in job)).length;
+      log('warn', `${why}: the tools it was running were killed with it, and its preallocations may not have been made; the next tool starts a new helper`, { tools: jobs.length - allocations, preallocations: allocations });
       for (const job of jobs) endWithHelper(job, { kind: 'lost', why });
     };
     child.on('error', (e) => lost(`the tool helper could not run: ${e.message}`));
