@@ -2,28 +2,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loopsUnder, mountsUnder, sweep } from '../../src/bench/nodes/sweep.js';
 import { until } from '../helpers/until.js';
+import { processesWhoseArgs } from '../helpers/child-processes.js';
 import { needsRoot } from './run-helpers.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /** Pids of the `lode driver` processes whose command line names a path under `root`. */
 function driversUnder(root: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let argv: string[];
-    try {
-      argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (argv.includes('driver') && argv.some((a) => a.startsWith(`${root}/`)) && !argv.includes('setpriv') && !argv.includes('nsenter')) pids.push(Number(entry));
-  }
-  return pids;
+  return processesWhoseArgs((argv) => argv.includes('driver') && argv.some((a) => a.startsWith(`${root}/`))
+    && !argv.includes('setpriv') && !argv.includes('nsenter'));
 }
 
 describe('lode bench interrupted', { skip: needsRoot }, () => {
