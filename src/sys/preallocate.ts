@@ -11,10 +11,11 @@ export class PreallocationUnsupported extends Error {
 }
 
 /**
- * Reserves the first `bytes` of `file` on its filesystem, extending it to that size. The file
- * must exist: it is never created, and a final symbolic link is not followed. Through the tool
- * helper this starts no process; where tools start directly it runs fallocate(1), which the
- * call's deadline can stop. A filesystem without fallocate gives PreallocationUnsupported; no
+ * Reserves the first `bytes` of `file` on its filesystem, extending it to that size. Through the
+ * tool helper this starts no process, the file must exist (it is never created) and a final
+ * symbolic link is not followed; where tools start directly it runs fallocate(1), which would
+ * create the file and follow a link (callers make the file first, as the loop backend does
+ * with O_NOFOLLOW), and which the call's deadline can stop. A filesystem without fallocate gives PreallocationUnsupported; no
  * space gives ENOSPC's error (the helper's) or the tool's "No space left on device".
  */
 export async function preallocateFile(file: string, bytes: number, opts: ExecOptions = {}): Promise<void> {
