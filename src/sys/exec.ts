@@ -4,7 +4,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { callSignal } from '../util/call-signal.js';
 import { log } from '../util/log.js';
-import { ToolHelper, type AllocationEnd, type ToolEnd, type ToolSink } from './tool-helper.js';
+import { ToolHelper, type CallEnd, type SystemCall, type ToolEnd, type ToolSink } from './tool-helper.js';
 
 /** A tool that ran and failed, or could not be started. */
 export class ExecError extends Error {
@@ -113,28 +113,44 @@ function toolHelper(): ToolHelper | null {
 }
 
 /**
- * fallocate(2) of `file`'s first `bytes` (extending it to that size) by the tool helper itself,
- * with no process started (see tool-helper). Resolves true when done; false, having done nothing,
- * where tools are started directly (no helper, or one that cannot run here), and the caller runs
- * fallocate(1) instead. Rejects with errno's code (ENOSPC, EOPNOTSUPP, ENOENT...) the way a
- * Node.js system error does. Once sent it is not stopped by the call's deadline: the system call
- * is short and ends on its own.
+ * A system call the tool helper made and the kernel refused: errno's name as `code` (ENOSPC,
+ * EOPNOTSUPP, EBUSY...), as a Node.js system error has it, so the errno rules apply alike.
  */
-export function allocateThroughHelper(file: string, bytes: number, opts: { signal?: AbortSignal } = {}): Promise<boolean> {
+export class SystemCallError extends Error {
+  constructor(readonly syscall: SystemCall['name'], readonly code: string, message: string) {
+    super(message);
+    this.name = 'SystemCallError';
+  }
+}
+
+/** What a system call acts on, for its messages and the debug log. */
+function callSubject(call: SystemCall): string {
+  return call.file;
+}
+
+/**
+ * Makes `call` in the tool helper itself, with no process started (see tool-helper). Resolves
+ * true when done; false, having done nothing, where tools are started directly (no helper, or
+ * one that cannot run here), and the caller runs the tool instead. Rejects with SystemCallError
+ * when the kernel refused it. Once sent it is not stopped by the call's deadline: the system
+ * call is short and ends on its own.
+ */
+export function callThroughHelper(call: SystemCall, opts: { signal?: AbortSignal } = {}): Promise<boolean> {
   const signal = opts.signal ?? callSignal();
-  if (signal?.aborted) return Promise.reject(Object.assign(new Error(`fallocate ${file}: not started: ${stopReason(signal)}`), { code: 'ABORT_ERR' }));
+  const subject = callSubject(call);
+  if (signal?.aborted) return Promise.reject(Object.assign(new Error(`${call.name} ${subject}: not started: ${stopReason(signal)}`), { code: 'ABORT_ERR' }));
   const via = toolHelper();
   if (via === null) return Promise.resolve(false);
   const started = process.hrtime.bigint();
   return new Promise<boolean>((resolve, reject) => {
-    via.allocate(file, bytes, (how: AllocationEnd) => {
-      log('debug', 'fallocate', { file, bytes, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(how.kind === 'allocated' ? {} : { ended: how.kind }) });
-      if (how.kind === 'allocated') resolve(true);
+    via.call(call, (how: CallEnd) => {
+      log('debug', 'system call', { ...call, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(how.kind === 'done' ? {} : { ended: how.kind }), ...(how.kind === 'failed' ? { code: how.code } : {}) });
+      if (how.kind === 'done') resolve(true);
       else if (how.kind === 'helper-unusable') {
         helper = null;
         resolve(false);
-      } else if (how.kind === 'failed') reject(Object.assign(new Error(`fallocate ${file}: ${how.message} (${how.code})`), { code: how.code }));
-      else reject(new Error(`fallocate ${file}: ${how.why}; whether it was done is unknown`));
+      } else if (how.kind === 'failed') reject(new SystemCallError(call.name, how.code, `${call.name} ${subject}: ${how.message} (${how.code})`));
+      else reject(new Error(`${call.name} ${subject}: ${how.why}; whether it was done is unknown`));
     });
   });
 }

@@ -1,4 +1,4 @@
-// A small long-lived process that starts the driver's tools for it, so no tool costs a fork of the whole Node.js process, and makes the one system call (fallocate) Node.js has no binding for.
+// A small long-lived process that starts the driver's tools for it, so no tool costs a fork of the whole Node.js process, and makes the few system calls Node.js has no binding for.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Socket } from 'node:net';
 import { constants } from 'node:os';
@@ -82,6 +82,10 @@ sub start {
   $pipe{fileno $or} = [$id, 'O', $or];
   $pipe{fileno $er} = [$id, 'E', $er];
 }
+sub done {
+  my ($id, $e) = @_;
+  put('D', $id, pack('N', $e) . ($e ? do { local $! = $e; "$!" } : ''));
+}
 sub allocate {
   my ($id, $file, $bytes) = @_;
   my $fh;
@@ -91,7 +95,7 @@ sub allocate {
   elsif ($e == 0 && !-f $fh) { $e = 22; }
   elsif ($e == 0 && syscall($fallocate, fileno($fh), 0, 0, 0 + $bytes) != 0) { $e = $! + 0; }
   close $fh if defined $fh;
-  put('D', $id, pack('N', $e) . ($e ? do { local $! = $e; "$!" } : ''));
+  done($id, $e);
 }
 sub stop {
   my $j = $job{$_[0]} or return;
@@ -162,9 +166,12 @@ export type ToolEnd =
    */
   | { kind: 'helper-unusable'; why: string };
 
-/** How a fallocate the helper made (`allocate`) ended. */
-export type AllocationEnd =
-  | { kind: 'allocated' }
+/** A system call the helper makes itself (`call`), with its arguments. */
+export type SystemCall = { name: 'fallocate'; file: string; bytes: number };
+
+/** How a system call the helper made ended. */
+export type CallEnd =
+  | { kind: 'done' }
   /** The system call (or opening the file) failed: errno's name and the system's message for it. */
   | { kind: 'failed'; code: string; message: string }
   | Extract<ToolEnd, { kind: 'lost' | 'helper-unusable' }>;
@@ -181,16 +188,23 @@ const signalNames = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
 );
 
-/** A request in flight: a tool, or a fallocate. */
-type Job = { tool: ToolSink } | { allocation: (how: AllocationEnd) => void };
+/** A request in flight: a tool, or a system call. */
+type Job = { tool: ToolSink } | { call: (how: CallEnd) => void };
 
 /** Ends `job` because its helper ended. */
 function endWithHelper(job: Job, how: Extract<ToolEnd, { kind: 'lost' | 'helper-unusable' }>): void {
   if ('tool' in job) job.tool.end(how);
-  else job.allocation(how);
+  else job.call(how);
 }
 
-function frame(type: 'R' | 'K' | 'A', id: number, strings: readonly string[] = []): Buffer {
+type FrameType = 'R' | 'K' | 'A';
+
+/** A system call's request frame: its type and its arguments, as strings. */
+function callFrame(call: SystemCall): [FrameType, string[]] {
+  return ['A', [call.file, String(call.bytes)]];
+}
+
+function frame(type: FrameType, id: number, strings: readonly string[] = []): Buffer {
   const parts = strings.map((s) => Buffer.from(s, 'utf8'));
   const body = 5 + parts.reduce((n, p) => n + 4 + p.length, 0);
   const out = Buffer.alloc(4 + body);
@@ -237,15 +251,16 @@ export class ToolHelper {
   }
 
   /**
-   * Reserves the first `bytes` of `file` (which must exist: it is never created) with
-   * fallocate(2), extending it to that size, as fallocate(1) does. It cannot be stopped once
-   * sent: the system call is short and ends on its own.
+   * Makes `call` in the helper. It cannot be stopped once sent: each is short and ends on its own.
+   * fallocate reserves the first `bytes` of `file` (which must exist: it is never created),
+   * extending it to that size, as fallocate(1) does.
    */
-  allocate(file: string, bytes: number, end: (how: AllocationEnd) => void): void {
-    this.send('A', { allocation: end }, [file, String(bytes)]);
+  call(call: SystemCall, end: (how: CallEnd) => void): void {
+    const [type, strings] = callFrame(call);
+    this.send(type, { call: end }, strings);
   }
 
-  private send(type: 'R' | 'A', job: Job, strings: readonly string[]): number {
+  private send(type: FrameType, job: Job, strings: readonly string[]): number {
     const child = this.child ?? this.launch();
     const id = this.nextId;
     this.nextId = this.nextId >= 0xffffffff ? 1 : this.nextId + 1;
@@ -291,8 +306,8 @@ export class ToolHelper {
         for (const job of jobs) endWithHelper(job, { kind: 'helper-unusable', why });
         return;
       }
-      const allocations = jobs.filter((job) => !('tool' in job)).length;
-      log('warn', `${why}: the tools it was running were killed with it, and its preallocations may not have been made; the next tool starts a new helper`, { tools: jobs.length - allocations, preallocations: allocations });
+      const calls = jobs.filter((job) => !('tool' in job)).length;
+      log('warn', `${why}: the tools it was running were killed with it, and its system calls may or may not have been made; the next tool starts a new helper`, { tools: jobs.length - calls, systemCalls: calls });
       for (const job of jobs) endWithHelper(job, { kind: 'lost', why });
     };
     child.on('error', (e) => lost(`the tool helper could not run: ${e.message}`));
@@ -319,7 +334,7 @@ export class ToolHelper {
         if (type !== 'D') continue;
         this.ended(id);
         const n = body.readUInt32BE(0);
-        job.allocation(n === 0 ? { kind: 'allocated' } : { kind: 'failed', code: errnoNames.get(n) ?? `errno ${n}`, message: body.subarray(4).toString('utf8') });
+        job.call(n === 0 ? { kind: 'done' } : { kind: 'failed', code: errnoNames.get(n) ?? `errno ${n}`, message: body.subarray(4).toString('utf8') });
         continue;
       }
       const sink = job.tool;
