@@ -125,7 +125,12 @@ export class SystemCallError extends Error {
 
 /** What a system call acts on, for its messages and the debug log. */
 function callSubject(call: SystemCall): string {
-  return call.file;
+  switch (call.name) {
+    case 'fallocate': return call.file;
+    case 'mount': return `${call.source || call.fsType} on ${call.target}`;
+    case 'umount2':
+    case 'mount_setattr': return call.target;
+  }
 }
 
 /**

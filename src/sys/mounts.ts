@@ -1,7 +1,10 @@
 // The mount table as the kernel has it (/proc/self/mountinfo) and the mount/umount calls Lode makes.
 import { readFileSync } from 'node:fs';
 import { outsideCall } from '../util/call-signal.js';
-import { run } from './exec.js';
+import { log } from '../util/log.js';
+import { callThroughHelper, run, SystemCallError } from './exec.js';
+import type { SystemCall } from './tool-helper.js';
+import { MS_BIND, mountFlags, remountAttributes } from './mount-flags.js';
 
 export interface MountEntry {
   /** The kernel's id of the mount (mountinfo's first field), which a handle on it also reports. */
@@ -67,26 +70,60 @@ export async function findMount(mountPoint: string): Promise<MountEntry | undefi
 }
 
 /**
- * Mount targets arrive as handle references (see sys/beneath.ts): `-c` keeps mount(8) from
- * canonicalising them back into a path string, which would resolve the links again.
+ * Makes a mount or unmount as a system call in the tool helper, with no process started: true
+ * when done. False when it was not done: where tools start directly, or when the kernel refused
+ * it, and then the caller runs mount(8) or umount(8) for the same thing. A refusal is rare (a
+ * flag the filesystem does not take, a busy mount, a write-protected device that mount(8) mounts
+ * read-only instead), and the tool's attempt keeps what such a call did and said before: its
+ * exit status (32 for a refused mount, which mount-options turns into the caller's error), its
+ * message and its fallbacks. A cancelled call or a lost helper still fails here.
  */
-export async function mountDevice(device: string, targetRef: string, fsType: string, options: readonly string[]): Promise<void> {
+async function bySystemCall(call: Exclude<SystemCall, { name: 'fallocate' }>): Promise<boolean> {
+  try {
+    return await callThroughHelper(call);
+  } catch (err) {
+    if (!(err instanceof SystemCallError)) throw err;
+    log('debug', `the kernel refused ${call.name} (${err.code}); the tool makes the same call`, { target: call.target });
+    return false;
+  }
+}
+
+/**
+ * Mount targets arrive as handle references (see sys/beneath.ts): `-c` keeps mount(8) from
+ * canonicalising them back into a path string, which would resolve the links again; mount(2)
+ * resolves them as given. `options` are what mount(8) would read; `dataOptions` are the
+ * filesystem's own (xfs's nouuid), which Lode adds and the kernel takes as they are. Where every
+ * option is a flag (mount-flags.ts) the helper mounts it; otherwise mount(8) does.
+ */
+export async function mountDevice(device: string, targetRef: string, fsType: string, options: readonly string[], dataOptions: readonly string[] = []): Promise<void> {
+  const flags = mountFlags(options);
+  if (flags !== undefined && await bySystemCall({ name: 'mount', source: device, target: targetRef, fsType, flags, data: dataOptions.join(',') })) return;
+  const all = [...options, ...dataOptions];
   const args = ['-c', '-t', fsType];
-  if (options.length > 0) args.push('-o', options.join(','));
+  if (all.length > 0) args.push('-o', all.join(','));
   args.push(device, targetRef);
   await run('mount', args, { timeoutMs: 120_000 });
 }
 
 /**
- * Bind-mounts `sourceRef` (a directory or a device node) at `targetRef`. Options need a second
- * remount (the kernel ignores them on the initial bind), which must name the new mount, so it
- * goes through `remountRef`: a lookup that crosses into what is now mounted at the target.
+ * Bind-mounts `sourceRef` (a directory or a device node) at `targetRef`, as `mount --bind`
+ * (not recursive). Options need a second remount (the kernel ignores them on the initial bind),
+ * which must name the new mount, so it goes through `remountRef`: a lookup that crosses into
+ * what is now mounted at the target. Like mount(8)'s, the remount keeps the flags the bind took
+ * from its source that the options do not name: the helper makes it by mount_setattr(2) where the
+ * options are attributes it can set (mount-flags.ts), mount(8) does otherwise (or on a kernel
+ * before 5.12, which has no mount_setattr).
  */
 export async function bindMount(sourceRef: string, targetRef: string, remountRef: string, options: readonly string[] = []): Promise<void> {
-  await run('mount', ['-c', '--bind', sourceRef, targetRef], { timeoutMs: 60_000 });
+  if (!(await bySystemCall({ name: 'mount', source: sourceRef, target: targetRef, fsType: '', flags: MS_BIND, data: '' }))) {
+    await run('mount', ['-c', '--bind', sourceRef, targetRef], { timeoutMs: 60_000 });
+  }
   if (options.length > 0) {
     try {
-      await run('mount', ['-c', '-o', ['remount', 'bind', ...options].join(','), remountRef], { timeoutMs: 60_000 });
+      const attributes = remountAttributes(options);
+      if (attributes === undefined || !(await bySystemCall({ name: 'mount_setattr', target: remountRef, ...attributes }))) {
+        await run('mount', ['-c', '-o', ['remount', 'bind', ...options].join(','), remountRef], { timeoutMs: 60_000 });
+      }
     } catch (err) {
       // Leave nothing half-done: a bind that could not take its options (read-only among them) must
       // not stay, also when the remount failed because the call's deadline killed it.
@@ -98,12 +135,14 @@ export async function bindMount(sourceRef: string, targetRef: string, remountRef
 
 /** Unmounts what is mounted at `ref`, a lookup that crosses into the mount (never a handle on the mount itself, which would keep it busy). */
 export async function unmountRef(ref: string): Promise<void> {
+  if (await bySystemCall({ name: 'umount2', target: ref, flags: 0 })) return;
   await run('umount', ['-c', ref], { timeoutMs: 120_000 });
 }
 
 /** Unmounts `target` if something is mounted there; true if it unmounted. For paths from records, which are real paths. */
 export async function unmountIfMounted(target: string): Promise<boolean> {
   if (!(await findMount(target))) return false;
+  if (await bySystemCall({ name: 'umount2', target, flags: 0 })) return true;
   await run('umount', [target], { timeoutMs: 120_000 });
   return true;
 }

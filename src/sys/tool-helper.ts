@@ -26,19 +26,27 @@ import { log } from '../util/log.js';
  * without creating it and without following a final symbolic link, and refuses anything but a
  * regular file.
  *
+ * Mounts and unmounts are the same: mount(2), mount_setattr(2) and umount2(2) where mount(8) and umount(8) each
+ * cost a process start (sys/mounts.ts says which mounts, and what happens when the kernel refuses
+ * one). They too run on the helper's loop: a mount is short on the filesystems Lode makes, unless
+ * a journal has to be replayed.
+ *
  * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
  *   to the helper:   R id (len file)(len argv0)(len arg)...  start a tool
  *                    K id                                      SIGKILL the tool's process group
  *                    A id (len file)(len bytes)                fallocate(2) the file's first bytes (decimal)
+ *                    M id (len source)(len target)(len type)(len flags)(len data)   mount(2)
+ *                    U id (len target)(len flags)              umount2(2)
+ *                    S id (len target)(len set)(len clear)     mount_setattr(2) of the mount at the target
  *   from the helper: H 0                                       it runs, with its parent-death signal set
  *                    O id bytes | E id bytes                   the tool's stdout or stderr
  *                    X id status                               it ended (a raw wait status)
  *                    F id errno                                it could not be started
- *                    D id errno message                        the fallocate ended (errno 0: done)
+ *                    D id errno message                        a system call ended (errno 0: done)
  */
 const PROGRAM = String.raw`
 use strict; use warnings; no warnings qw(exec); use POSIX (); use Fcntl qw(O_WRONLY O_NOFOLLOW O_NONBLOCK O_NOCTTY);
-my ($prctl, $parent, $fallocate) = @ARGV;
+my ($prctl, $parent, $fallocate, $mount, $umount2, $setattr) = @ARGV;
 my $self = $$;
 # The parent-death signal, then a check that the driver did not die before it was set.
 syscall($prctl, 1, 9) == 0 or exit 70;
@@ -97,6 +105,33 @@ sub allocate {
   close $fh if defined $fh;
   done($id, $e);
 }
+# A string argument must hold no NUL (the kernel would read it cut short); each is passed as a
+# fresh string, which Perl's syscall hands over as a pointer, and an empty one as NULL.
+sub cstr { return !defined $_[0] || index($_[0], "\0") >= 0 ? undef : length $_[0] ? "$_[0]" : 0; }
+sub flags { return defined $_[0] && $_[0] =~ /^[0-9]{1,10}$/ ? 0 + $_[0] : undef; }
+sub mnt {
+  my ($id, @a) = @_;
+  my ($source, $target, $type, $data, $flags) = (cstr($a[0]), cstr($a[1]), cstr($a[2]), cstr($a[4]), flags($a[3]));
+  my $e = (grep { !defined } $source, $target, $type, $data, $flags) || !length $a[1] ? 22 : 0;
+  $e = $! + 0 if $e == 0 && syscall($mount, $source, $target, $type, $flags, $data) != 0;
+  done($id, $e);
+}
+sub umnt {
+  my ($id, @a) = @_;
+  my ($target, $flags) = (cstr($a[0]), flags($a[1]));
+  my $e = !defined $target || !defined $flags || !length $a[0] ? 22 : 0;
+  $e = $! + 0 if $e == 0 && syscall($umount2, $target, $flags) != 0;
+  done($id, $e);
+}
+# mount_setattr(2) of the mount at the target (a mount's root): struct mount_attr's version 0,
+# the attributes to set and to clear, no propagation change, no user namespace.
+sub setattr {
+  my ($id, @a) = @_;
+  my ($target, $set, $clear) = (cstr($a[0]), flags($a[1]), flags($a[2]));
+  my $e = !defined $target || !defined $set || !defined $clear || !length $a[0] ? 22 : 0;
+  $e = $! + 0 if $e == 0 && syscall($setattr, -100, $target, 0, pack('Q4', $set, $clear, 0, 0), 32) != 0;
+  done($id, $e);
+}
 sub stop {
   my $j = $job{$_[0]} or return;
   kill('KILL', -$j->{pid}) or defined $j->{status} or kill('KILL', $j->{pid});
@@ -123,6 +158,8 @@ while (1) {
         my ($type, $id) = unpack('a1 N', $frame);
         if ($type eq 'R') { start($id, unpack('x5 (N/a*)*', $frame)) } elsif ($type eq 'K') { stop($id) }
         elsif ($type eq 'A') { allocate($id, unpack('x5 (N/a*)*', $frame)) }
+        elsif ($type eq 'M') { mnt($id, unpack('x5 (N/a*)*', $frame)) } elsif ($type eq 'U') { umnt($id, unpack('x5 (N/a*)*', $frame)) }
+        elsif ($type eq 'S') { setattr($id, unpack('x5 (N/a*)*', $frame)) }
       }
     }
     for my $fd (keys %pipe) {
@@ -148,9 +185,16 @@ while (1) {
 `;
 
 /** The system call numbers Perl's syscall needs, on the architectures the image is built for. */
-const SYSCALLS: Partial<Record<NodeJS.Architecture, { prctl: number; fallocate: number }>> = {
-  x64: { prctl: 157, fallocate: 285 },
-  arm64: { prctl: 167, fallocate: 47 },
+interface SyscallNumbers {
+  prctl: number;
+  fallocate: number;
+  mount: number;
+  umount2: number;
+  mountSetattr: number;
+}
+const SYSCALLS: Partial<Record<NodeJS.Architecture, SyscallNumbers>> = {
+  x64: { prctl: 157, fallocate: 285, mount: 165, umount2: 166, mountSetattr: 442 },
+  arm64: { prctl: 167, fallocate: 47, mount: 40, umount2: 39, mountSetattr: 442 },
 };
 
 /** How a tool started through the helper ended. */
@@ -166,8 +210,13 @@ export type ToolEnd =
    */
   | { kind: 'helper-unusable'; why: string };
 
-/** A system call the helper makes itself (`call`), with its arguments. */
-export type SystemCall = { name: 'fallocate'; file: string; bytes: number };
+/** A system call the helper makes itself (`call`), with its arguments; an empty string is passed as NULL. */
+export type SystemCall =
+  | { name: 'fallocate'; file: string; bytes: number }
+  | { name: 'mount'; source: string; target: string; fsType: string; flags: number; data: string }
+  | { name: 'umount2'; target: string; flags: number }
+  /** Of the mount whose root `target` is: MOUNT_ATTR_* bits to set and to clear, the rest kept. */
+  | { name: 'mount_setattr'; target: string; set: number; clear: number };
 
 /** How a system call the helper made ended. */
 export type CallEnd =
@@ -197,11 +246,16 @@ function endWithHelper(job: Job, how: Extract<ToolEnd, { kind: 'lost' | 'helper-
   else job.call(how);
 }
 
-type FrameType = 'R' | 'K' | 'A';
+type FrameType = 'R' | 'K' | 'A' | 'M' | 'U' | 'S';
 
 /** A system call's request frame: its type and its arguments, as strings. */
 function callFrame(call: SystemCall): [FrameType, string[]] {
-  return ['A', [call.file, String(call.bytes)]];
+  switch (call.name) {
+    case 'fallocate': return ['A', [call.file, String(call.bytes)]];
+    case 'mount': return ['M', [call.source, call.target, call.fsType, String(call.flags), call.data]];
+    case 'umount2': return ['U', [call.target, String(call.flags)]];
+    case 'mount_setattr': return ['S', [call.target, String(call.set), String(call.clear)]];
+  }
 }
 
 function frame(type: FrameType, id: number, strings: readonly string[] = []): Buffer {
@@ -243,7 +297,7 @@ export class ToolHelper {
     return perl === undefined || numbers === undefined ? null : new ToolHelper(perl, numbers);
   }
 
-  private constructor(private readonly perl: string, private readonly syscalls: { prctl: number; fallocate: number }) {}
+  private constructor(private readonly perl: string, private readonly syscalls: SyscallNumbers) {}
 
   /** Starts `file` (an absolute path) with `argv` (argv[0] first); returns the job id `stop` takes. */
   start(file: string, argv: readonly string[], sink: ToolSink): number {
@@ -283,8 +337,9 @@ export class ToolHelper {
   }
 
   private launch(): ChildProcess {
-    const { prctl, fallocate } = this.syscalls;
-    const child = spawn(this.perl, ['-e', PROGRAM, String(prctl), String(process.pid), String(fallocate)], {
+    const { prctl, fallocate, mount, umount2, mountSetattr } = this.syscalls;
+    const numbers = [prctl, process.pid, fallocate, mount, umount2, mountSetattr].map(String);
+    const child = spawn(this.perl, ['-e', PROGRAM, ...numbers], {
       env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
       stdio: ['pipe', 'pipe', 'inherit'],
     });

@@ -50,7 +50,7 @@ export async function withCallerFlags<T>(flags: readonly string[], field: string
  */
 export async function mountFilesystem(entry: AnchoredPath, device: string, fsType: string, readOnly: boolean, flags: readonly string[]): Promise<void> {
   await entry.withEntry('directory', (ref) => withCallerFlags(flags, 'volume_capability', () =>
-    mountDevice(device, ref, fsType, [...mountOptions(readOnly, flags), ...ownOptions(fsType)])));
+    mountDevice(device, ref, fsType, mountOptions(readOnly, flags), ownOptions(fsType))));
   if (readOnly) await ensureReadOnly(entry);
 }
 
