@@ -135,29 +135,47 @@ function callSubject(call: SystemCall): string {
 
 /**
  * Makes `call` in the tool helper itself, with no process started (see tool-helper). Resolves
- * true when done; false, having done nothing, where tools are started directly (no helper, or
- * one that cannot run here), and the caller runs the tool instead. Rejects with SystemCallError
- * when the kernel refused it. Once sent it is not stopped by the call's deadline: the system
- * call is short and ends on its own.
+ * with its answer ('' for a call that gives none) when done; null, having done nothing, where
+ * tools are started directly (no helper, or one that cannot run here), and the caller runs the
+ * tool instead. Rejects with SystemCallError when the kernel refused it. Once sent it is not
+ * stopped by the call's deadline: the system call is short and ends on its own.
  */
-export function callThroughHelper(call: SystemCall, opts: { signal?: AbortSignal } = {}): Promise<boolean> {
+export function callThroughHelper(call: SystemCall, opts: { signal?: AbortSignal } = {}): Promise<string | null> {
   const signal = opts.signal ?? callSignal();
   const subject = callSubject(call);
   if (signal?.aborted) return Promise.reject(Object.assign(new Error(`${call.name} ${subject}: not started: ${stopReason(signal)}`), { code: 'ABORT_ERR' }));
   const via = toolHelper();
-  if (via === null) return Promise.resolve(false);
+  if (via === null) return Promise.resolve(null);
   const started = process.hrtime.bigint();
-  return new Promise<boolean>((resolve, reject) => {
+  return new Promise<string | null>((resolve, reject) => {
     via.call(call, (how: CallEnd) => {
       log('debug', 'system call', { ...call, ms: Number(process.hrtime.bigint() - started) / 1e6, ...(how.kind === 'done' ? {} : { ended: how.kind }), ...(how.kind === 'failed' ? { code: how.code } : {}) });
-      if (how.kind === 'done') resolve(true);
+      if (how.kind === 'done') resolve(how.answer);
       else if (how.kind === 'helper-unusable') {
         helper = null;
-        resolve(false);
+        resolve(null);
       } else if (how.kind === 'failed') reject(new SystemCallError(call.name, how.code, `${call.name} ${subject}: ${how.message} (${how.code})`));
       else reject(new Error(`${call.name} ${subject}: ${how.why}; whether it was done is unknown`));
     });
   });
+}
+
+/**
+ * Makes `call` in the tool helper where the tool doing the same thing would otherwise run:
+ * resolves with its answer when done, and null when it was not done, where tools start directly
+ * or when the kernel refused it. Then the caller runs the tool for the same thing, whose attempt
+ * keeps what such a call did and said before: its exit status, its message and its own
+ * fallbacks. A refusal is rare, so the tool's second attempt costs only then. A cancelled call or
+ * a lost helper still fails here: whether a lost call was made is unknown.
+ */
+export async function callUnlessRefused(call: SystemCall): Promise<string | null> {
+  try {
+    return await callThroughHelper(call);
+  } catch (err) {
+    if (!(err instanceof SystemCallError)) throw err;
+    log('debug', `the kernel refused ${call.name} (${err.code}); the tool makes the same call`, { subject: callSubject(call) });
+    return null;
+  }
 }
 
 /** A started tool: how to kill it (its whole process group). */

@@ -1,8 +1,7 @@
 // The mount table as the kernel has it (/proc/self/mountinfo) and the mount/umount calls Lode makes.
 import { readFileSync } from 'node:fs';
 import { outsideCall } from '../util/call-signal.js';
-import { log } from '../util/log.js';
-import { callThroughHelper, run, SystemCallError } from './exec.js';
+import { callUnlessRefused, run } from './exec.js';
 import type { SystemCall } from './tool-helper.js';
 import { MS_BIND, mountFlags, remountAttributes } from './mount-flags.js';
 
@@ -69,23 +68,9 @@ export async function findMount(mountPoint: string): Promise<MountEntry | undefi
   return mountAt(await readMountTable(), mountPoint);
 }
 
-/**
- * Makes a mount or unmount as a system call in the tool helper, with no process started: true
- * when done. False when it was not done: where tools start directly, or when the kernel refused
- * it, and then the caller runs mount(8) or umount(8) for the same thing. A refusal is rare (a
- * flag the filesystem does not take, a busy mount, a write-protected device that mount(8) mounts
- * read-only instead), and the tool's attempt keeps what such a call did and said before: its
- * exit status (32 for a refused mount, which mount-options turns into the caller's error), its
- * message and its fallbacks. A cancelled call or a lost helper still fails here.
- */
+/** A mount or unmount by the tool helper (true when done), else by the tool: see callUnlessRefused. */
 async function bySystemCall(call: Exclude<SystemCall, { name: 'fallocate' }>): Promise<boolean> {
-  try {
-    return await callThroughHelper(call);
-  } catch (err) {
-    if (!(err instanceof SystemCallError)) throw err;
-    log('debug', `the kernel refused ${call.name} (${err.code}); the tool makes the same call`, { target: call.target });
-    return false;
-  }
+  return (await callUnlessRefused(call)) !== null;
 }
 
 /**

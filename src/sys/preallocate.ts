@@ -20,7 +20,7 @@ export class PreallocationUnsupported extends Error {
  */
 export async function preallocateFile(file: string, bytes: number, opts: ExecOptions = {}): Promise<void> {
   try {
-    if (await callThroughHelper({ name: 'fallocate', file, bytes }, opts.signal === undefined ? {} : { signal: opts.signal })) return;
+    if (await callThroughHelper({ name: 'fallocate', file, bytes }, opts.signal === undefined ? {} : { signal: opts.signal }) !== null) return;
     await run('fallocate', ['--length', String(bytes), file], opts);
   } catch (err) {
     const unsupported = (err as NodeJS.ErrnoException).code === 'EOPNOTSUPP'
@@ -41,7 +41,7 @@ export async function preallocateFile(file: string, bytes: number, opts: ExecOpt
  */
 export async function preallocateFiles(files: ReadonlyArray<{ file: string; bytes: number }>, opts: ExecOptions = {}): Promise<void> {
   const helperOpts = opts.signal === undefined ? {} : { signal: opts.signal };
-  const done = await Promise.all(files.map((f) => callThroughHelper({ name: 'fallocate', file: f.file, bytes: f.bytes }, helperOpts).catch(() => true)));
+  const done = await Promise.all(files.map((f) => callThroughHelper({ name: 'fallocate', file: f.file, bytes: f.bytes }, helperOpts).then((a) => a !== null, () => true)));
   const left = files.filter((_, i) => !done[i]);
   if (left.length === 0) return;
   const script = [

@@ -26,10 +26,10 @@ import { log } from '../util/log.js';
  * without creating it and without following a final symbolic link, and refuses anything but a
  * regular file.
  *
- * Mounts and unmounts are the same: mount(2), mount_setattr(2) and umount2(2) where mount(8) and umount(8) each
- * cost a process start (sys/mounts.ts says which mounts, and what happens when the kernel refuses
- * one). They too run on the helper's loop: a mount is short on the filesystems Lode makes, unless
- * a journal has to be replayed.
+ * Mounts and unmounts are the same: mount(2), mount_setattr(2) and umount2(2) where mount(8)
+ * and umount(8) each cost a process start (sys/mounts.ts says which mounts, and exec.ts's
+ * callUnlessRefused what happens when the kernel refuses one). They too run on the helper's
+ * loop: a mount is short on the filesystems Lode makes, unless a journal has to be replayed.
  *
  * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
  *   to the helper:   R id (len file)(len argv0)(len arg)...  start a tool
@@ -42,7 +42,7 @@ import { log } from '../util/log.js';
  *                    O id bytes | E id bytes                   the tool's stdout or stderr
  *                    X id status                               it ended (a raw wait status)
  *                    F id errno                                it could not be started
- *                    D id errno message                        a system call ended (errno 0: done)
+ *                    D id errno text                           a system call ended: errno 0 and its answer, or the errno's message
  */
 const PROGRAM = String.raw`
 use strict; use warnings; no warnings qw(exec); use POSIX (); use Fcntl qw(O_WRONLY O_NOFOLLOW O_NONBLOCK O_NOCTTY);
@@ -220,7 +220,8 @@ export type SystemCall =
 
 /** How a system call the helper made ended. */
 export type CallEnd =
-  | { kind: 'done' }
+  /** `answer`: what the call gives back, as text ('' for most). */
+  | { kind: 'done'; answer: string }
   /** The system call (or opening the file) failed: errno's name and the system's message for it. */
   | { kind: 'failed'; code: string; message: string }
   | Extract<ToolEnd, { kind: 'lost' | 'helper-unusable' }>;
@@ -389,7 +390,7 @@ export class ToolHelper {
         if (type !== 'D') continue;
         this.ended(id);
         const n = body.readUInt32BE(0);
-        job.call(n === 0 ? { kind: 'done' } : { kind: 'failed', code: errnoNames.get(n) ?? `errno ${n}`, message: body.subarray(4).toString('utf8') });
+        job.call(n === 0 ? { kind: 'done', answer: body.subarray(4).toString('utf8') } : { kind: 'failed', code: errnoNames.get(n) ?? `errno ${n}`, message: body.subarray(4).toString('utf8') });
         continue;
       }
       const sink = job.tool;
