@@ -126,7 +126,9 @@ export class SystemCallError extends Error {
 /** What a system call acts on, for its messages and the debug log. */
 function callSubject(call: SystemCall): string {
   switch (call.name) {
-    case 'fallocate': return call.file;
+    case 'fallocate':
+    case 'loop_attach': return call.file;
+    case 'loop_detach': return call.device;
     case 'mount': return `${call.source || call.fsType} on ${call.target}`;
     case 'umount2':
     case 'mount_setattr': return call.target;

@@ -3,7 +3,7 @@ import { accessSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../util/log.js';
-import { ExecError, run } from './exec.js';
+import { callUnlessRefused, ExecError, run } from './exec.js';
 
 const SYS_BLOCK = '/sys/block';
 
@@ -105,14 +105,32 @@ export interface LoopAttachment {
 }
 
 /**
- * The attach itself: losetup picks a free device. With `directIo` the device reads and writes
- * the image with O_DIRECT, bypassing the host's page cache: the data is then cached once, by
- * the filesystem inside the volume, and an fsync inside reaches the disk without a second
- * writeback. Where the image's filesystem has no O_DIRECT (ramfs, some FUSE mounts) the kernel
- * refuses the whole attach, or attaches buffered; either way the device still gets made, and
- * sysfs says what we got.
+ * The attach itself: a free device is picked, as losetup --find does. With `directIo` the device
+ * reads and writes the image with O_DIRECT, bypassing the host's page cache: the data is then
+ * cached once, by the filesystem inside the volume, and an fsync inside reaches the disk without
+ * a second writeback. Where the image's filesystem has no O_DIRECT (ramfs, some FUSE mounts) the
+ * kernel refuses the whole attach, or attaches buffered; either way the device still gets made,
+ * and sysfs says what we got. The tool helper attaches by the loop ioctls (no process); where it
+ * is not used, or the kernel refuses it both ways (a kernel before 5.8 has no LOOP_CONFIGURE),
+ * losetup does, and says why it could not.
  */
 export async function attachNewLoop(imagePath: string, readOnly: boolean, directIo: boolean): Promise<LoopAttachment> {
+  let device = await attachThroughHelper(imagePath, readOnly, directIo);
+  if (device === null) device = await attachWithLosetup(imagePath, readOnly, directIo);
+  if (!/^\/dev\/loop\d+$/.test(device)) throw new Error(`the attach gave "${device}", expected /dev/loopN`);
+  return { device, directIo: (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'loop', 'dio'))) === '1' };
+}
+
+/** The device the tool helper attached, with direct I/O if asked and else without it; null if it did not. */
+async function attachThroughHelper(file: string, readOnly: boolean, directIo: boolean): Promise<string | null> {
+  for (const dio of directIo ? [true, false] : [false]) {
+    const device = await callUnlessRefused({ name: 'loop_attach', file, readOnly, directIo: dio });
+    if (device !== null) return device;
+  }
+  return null;
+}
+
+async function attachWithLosetup(imagePath: string, readOnly: boolean, directIo: boolean): Promise<string> {
   const args = ['--find', '--show'];
   if (readOnly) args.push('--read-only');
   let stdout: string;
@@ -122,16 +140,14 @@ export async function attachNewLoop(imagePath: string, readOnly: boolean, direct
     if (!directIo || !(err instanceof ExecError) || err.spawnCode !== undefined) throw err;
     ({ stdout } = await run('losetup', [...args, imagePath], { timeoutMs: 60_000 }));
   }
-  const device = stdout.trim();
-  if (!/^\/dev\/loop\d+$/.test(device)) throw new Error(`losetup printed "${device}", expected /dev/loopN`);
-  return { device, directIo: (await readTrim(path.join(SYS_BLOCK, path.basename(device), 'loop', 'dio'))) === '1' };
+  return stdout.trim();
 }
 
 /** Detaches `device`; a device that is already gone is not an error. */
 export async function detachLoop(device: string, settleMs = DETACH_SETTLE_MS): Promise<void> {
   const backing = await backingFileOf(device);
   if (backing === undefined) return;
-  await run('losetup', ['--detach', device], { timeoutMs: 60_000 });
+  if ((await callUnlessRefused({ name: 'loop_detach', device })) === null) await run('losetup', ['--detach', device], { timeoutMs: 60_000 });
   // The kernel detaches a device that another process still has open (a tool reading it, a
   // filesystem still mounted in another mount namespace) only at its last close: losetup
   // succeeds at once and the device goes on holding the image. The caller's answer says the

@@ -30,6 +30,7 @@ import { log } from '../util/log.js';
  * and umount(8) each cost a process start (sys/mounts.ts says which mounts, and exec.ts's
  * callUnlessRefused what happens when the kernel refuses one). They too run on the helper's
  * loop: a mount is short on the filesystems Lode makes, unless a journal has to be replayed.
+ * Loop devices too: attached and detached by their ioctls where losetup cost a process each.
  *
  * Frames, each a 32-bit big-endian length and then: a type byte, a 32-bit job id, and the rest.
  *   to the helper:   R id (len file)(len argv0)(len arg)...  start a tool
@@ -38,6 +39,8 @@ import { log } from '../util/log.js';
  *                    M id (len source)(len target)(len type)(len flags)(len data)   mount(2)
  *                    U id (len target)(len flags)              umount2(2)
  *                    S id (len target)(len set)(len clear)     mount_setattr(2) of the mount at the target
+ *                    L id (len image)(len ro)(len dio)         attach a loop device (answers /dev/loopN)
+ *                    C id (len device)                         detach a loop device
  *   from the helper: H 0                                       it runs, with its parent-death signal set
  *                    O id bytes | E id bytes                   the tool's stdout or stderr
  *                    X id status                               it ended (a raw wait status)
@@ -45,7 +48,7 @@ import { log } from '../util/log.js';
  *                    D id errno text                           a system call ended: errno 0 and its answer, or the errno's message
  */
 const PROGRAM = String.raw`
-use strict; use warnings; no warnings qw(exec); use POSIX (); use Fcntl qw(O_WRONLY O_NOFOLLOW O_NONBLOCK O_NOCTTY);
+use strict; use warnings; no warnings qw(exec); use POSIX (); use Fcntl qw(O_RDONLY O_RDWR O_WRONLY O_NOFOLLOW O_NONBLOCK O_NOCTTY O_DIRECT F_GETFL F_SETFL);
 my ($prctl, $parent, $fallocate, $mount, $umount2, $setattr) = @ARGV;
 my $self = $$;
 # The parent-death signal, then a check that the driver did not die before it was set.
@@ -132,6 +135,49 @@ sub setattr {
   $e = $! + 0 if $e == 0 && syscall($setattr, -100, $target, 0, pack('Q4', $set, $clear, 0, 0), 32) != 0;
   done($id, $e);
 }
+# A loop device for the image, as losetup --find --show does: a free device from loop-control,
+# then LOOP_CONFIGURE (Linux 5.8) with the image open (O_DIRECT for direct I/O, as losetup opens
+# it), again while another process takes the free device first (EBUSY). Answers /dev/loopN.
+# Perl opens every file here close-on-exec, so no tool started later inherits one.
+sub loop_attach {
+  my ($id, @a) = @_;
+  my ($file, $ro, $dio) = (cstr($a[0]), flags($a[1]), flags($a[2]));
+  return done($id, 22) if !defined $file || !defined $ro || !defined $dio || !length $a[0];
+  my ($img, $ctl, $e, $device);
+  my $mode = $ro ? O_RDONLY : O_RDWR;
+  # Not blocking in the open (a FIFO put in the image's place would), then as losetup has it.
+  return done($id, $! + 0) unless sysopen($img, $file, $mode | O_NOFOLLOW | O_NONBLOCK | ($dio ? O_DIRECT : 0));
+  return done($id, 22) unless -f $img;
+  my $fl = fcntl($img, F_GETFL, 0);
+  return done($id, $! + 0) unless defined $fl && fcntl($img, F_SETFL, $fl & ~O_NONBLOCK);
+  return done($id, $! + 0) unless sysopen($ctl, '/dev/loop-control', O_RDWR);
+  my $config = pack('L L Q5 L4 a64 a64 a32 Q2 Q8', fileno($img), 0, (0) x 5, 0, 0, 0, ($ro ? 1 : 0) | ($dio ? 16 : 0),
+    substr($file, 0, 63), '', '', (0) x 10);
+  for (1 .. 64) {
+    my $n = ioctl($ctl, 0x4C82, 0);
+    if (!defined $n) { $e = $! + 0; last; }
+    $device = '/dev/loop' . (0 + $n);
+    my $lo;
+    if (!sysopen($lo, $device, $mode)) { $e = $! + 0; last; }
+    my $ok = ioctl($lo, 0x4C0A, $config);
+    $e = $ok ? 0 : $! + 0;
+    close $lo;
+    last unless $e == 16;
+  }
+  close $ctl; close $img;
+  $e ? done($id, $e) : put('D', $id, pack('N', 0) . $device);
+}
+# LOOP_CLR_FD on a loop device, as losetup --detach does.
+sub loop_detach {
+  my ($id, $device) = @_;
+  return done($id, 22) unless defined $device && $device =~ m{^/dev/loop[0-9]{1,9}$};
+  my $lo;
+  return done($id, $! + 0) unless sysopen($lo, $device, O_RDONLY);
+  my $ok = ioctl($lo, 0x4C01, 0);
+  my $e = $ok ? 0 : $! + 0;
+  close $lo;
+  done($id, $e);
+}
 sub stop {
   my $j = $job{$_[0]} or return;
   kill('KILL', -$j->{pid}) or defined $j->{status} or kill('KILL', $j->{pid});
@@ -160,6 +206,7 @@ while (1) {
         elsif ($type eq 'A') { allocate($id, unpack('x5 (N/a*)*', $frame)) }
         elsif ($type eq 'M') { mnt($id, unpack('x5 (N/a*)*', $frame)) } elsif ($type eq 'U') { umnt($id, unpack('x5 (N/a*)*', $frame)) }
         elsif ($type eq 'S') { setattr($id, unpack('x5 (N/a*)*', $frame)) }
+        elsif ($type eq 'L') { loop_attach($id, unpack('x5 (N/a*)*', $frame)) } elsif ($type eq 'C') { loop_detach($id, unpack('x5 (N/a*)*', $frame)) }
       }
     }
     for my $fd (keys %pipe) {
@@ -216,7 +263,11 @@ export type SystemCall =
   | { name: 'mount'; source: string; target: string; fsType: string; flags: number; data: string }
   | { name: 'umount2'; target: string; flags: number }
   /** Of the mount whose root `target` is: MOUNT_ATTR_* bits to set and to clear, the rest kept. */
-  | { name: 'mount_setattr'; target: string; set: number; clear: number };
+  | { name: 'mount_setattr'; target: string; set: number; clear: number }
+  /** A free loop device attached to `file` (its ioctls, LOOP_CONFIGURE); answers the device's path. */
+  | { name: 'loop_attach'; file: string; readOnly: boolean; directIo: boolean }
+  /** LOOP_CLR_FD on `device` (/dev/loopN). */
+  | { name: 'loop_detach'; device: string };
 
 /** How a system call the helper made ended. */
 export type CallEnd =
@@ -247,7 +298,7 @@ function endWithHelper(job: Job, how: Extract<ToolEnd, { kind: 'lost' | 'helper-
   else job.call(how);
 }
 
-type FrameType = 'R' | 'K' | 'A' | 'M' | 'U' | 'S';
+type FrameType = 'R' | 'K' | 'A' | 'M' | 'U' | 'S' | 'L' | 'C';
 
 /** A system call's request frame: its type and its arguments, as strings. */
 function callFrame(call: SystemCall): [FrameType, string[]] {
@@ -256,6 +307,8 @@ function callFrame(call: SystemCall): [FrameType, string[]] {
     case 'mount': return ['M', [call.source, call.target, call.fsType, String(call.flags), call.data]];
     case 'umount2': return ['U', [call.target, String(call.flags)]];
     case 'mount_setattr': return ['S', [call.target, String(call.set), String(call.clear)]];
+    case 'loop_attach': return ['L', [call.file, call.readOnly ? '1' : '0', call.directIo ? '1' : '0']];
+    case 'loop_detach': return ['C', [call.device]];
   }
 }
 
