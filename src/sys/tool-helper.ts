@@ -9,8 +9,8 @@ import { log } from '../util/log.js';
  * the whole driver, on the event loop's thread. On the 2-core development machine that cost about
  * 5 ms of the driver's CPU per tool, and with setpriv's own start 12-14 ms of CPU in all;
  * through this helper the driver's share is about 0.5 ms and the total 8-10 ms
- * (`node dist/benchmarks/driver-bench.js --tools-only`). A pod's volume runs about eight tools
- * over its life.
+ * (`node dist/benchmarks/driver-bench.js --tools-only`). A pod's volume ran about eight tools
+ * over its life; with the system calls below, a loop volume's runs one (mkfs).
  *
  * The helper is Perl because perl-base is part of every Debian system (it is "Essential"), the
  * image included, and it can do what a shell cannot for each tool: a session of its own (so a
