@@ -1,5 +1,5 @@
 // Loop devices: find, attach, detach and resize them, reading sysfs rather than parsing tool output.
-import { accessSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, existsSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../util/log.js';
@@ -53,7 +53,7 @@ export async function describeLoop(device: string): Promise<LoopDevice | undefin
   return backingFile === undefined ? undefined : { device, backingFile, readOnly: await isReadOnly(device) };
 }
 
-/** Every attached loop device. One sysfs read per existing loop node; no subprocess. */
+/** Every attached loop device, from sysfs; no subprocess. */
 export async function listLoopDevices(): Promise<LoopDevice[]> {
   let names: string[];
   try {
@@ -61,7 +61,11 @@ export async function listLoopDevices(): Promise<LoopDevice[]> {
   } catch {
     return [];
   }
-  const found = await Promise.all(names.map(async (name) => ({ device: `/dev/${name}`, backingFile: await backingFileOf(name) })));
+  // Only a bound device has the loop/ directory. The kernel keeps every device node it ever made
+  // (a node that ran many volumes has hundreds), and reading each one's backing_file would fail
+  // for all of those, at the cost of an error thrown and caught per device.
+  const bound = names.filter((name) => existsSync(path.join(SYS_BLOCK, name, 'loop')));
+  const found = await Promise.all(bound.map(async (name) => ({ device: `/dev/${name}`, backingFile: await backingFileOf(name) })));
   const attached = found.filter((d): d is { device: string; backingFile: string } => d.backingFile !== undefined);
   return Promise.all(attached.map(async (d) => ({ ...d, readOnly: await isReadOnly(d.device) })));
 }
