@@ -1,14 +1,19 @@
 // Copying a file for a snapshot or clone: a reflink where the filesystem shares blocks, else a sparse copy, durable before it returns.
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { syncDirectory } from '../util/atomic-file.js';
-import { ExecError, run } from './exec.js';
+import { run } from './exec.js';
 
 export type CopyMethod = 'reflink' | 'copy';
 
+/** A clone that shares every block of `from` or fails: FICLONE, with no process and no fallback. */
+async function reflink(from: string, to: string): Promise<void> {
+  await fs.copyFile(from, to, constants.COPYFILE_FICLONE_FORCE);
+}
+
 /**
  * Whether files in `dir` can be reflinked (XFS with reflink, btrfs): one tiny clone, tried
- * and removed. cp's own fallback is not used, so Lode always knows which copy it made (they
+ * and removed. No fallback to a copy is taken, so Lode always knows which copy it made (they
  * are charged to capacity differently).
  */
 export async function reflinkSupported(dir: string): Promise<boolean> {
@@ -16,11 +21,8 @@ export async function reflinkSupported(dir: string): Promise<boolean> {
   const clone = probe + '-clone';
   try {
     await fs.writeFile(probe, 'lode');
-    await run('cp', ['--reflink=always', probe, clone]);
-    return true;
-  } catch (err) {
-    if (err instanceof ExecError) return false;
-    throw err;
+    // The filesystem cannot clone (EOPNOTSUPP, EXDEV, EINVAL...): any failure of the clone itself says no.
+    return await reflink(probe, clone).then(() => true, () => false);
   } finally {
     await fs.rm(probe, { force: true });
     await fs.rm(clone, { force: true });
@@ -29,12 +31,13 @@ export async function reflinkSupported(dir: string): Promise<boolean> {
 
 /**
  * Copies `from` to `to` (replacing whatever a crashed attempt left there): a reflink, which is
- * atomic and instant, or a copy that leaves blocks of zeros as holes. The copy's data and its
- * directory entry are on disk when this returns.
+ * atomic and instant and starts no process, or a copy by cp(1) that leaves blocks of zeros as
+ * holes. The copy's data and its directory entry are on disk when this returns.
  */
 export async function copyFile(from: string, to: string, method: CopyMethod): Promise<void> {
   await fs.rm(to, { force: true });
-  await run('cp', method === 'reflink' ? ['--reflink=always', from, to] : ['--reflink=never', '--sparse=always', from, to]);
+  if (method === 'reflink') await reflink(from, to);
+  else await run('cp', ['--reflink=never', '--sparse=always', from, to]);
   const handle = await fs.open(to, 'r+');
   try {
     await handle.sync();
