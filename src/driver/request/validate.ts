@@ -43,10 +43,22 @@ export function requireTargetPath(p: string, field: string, roots: readonly stri
   return normal;
 }
 
-/** True when `p` is strictly below `dir`. */
+/** `p` as path.resolve has it, without its work when it is already so (an absolute path with no empty, "." or ".." component and no trailing slash). */
+function canonical(p: string): string {
+  if (p === '/') return p;
+  const plain = p.startsWith('/') && !p.endsWith('/') && !p.includes('//') && !/\/\.\.?(?:\/|$)/.test(p);
+  return plain ? p : path.resolve(p);
+}
+
+/**
+ * True when `p` is strictly below `dir`, component by component: "/a/..data" is below "/a",
+ * "/a/bc" is not below "/a/b". A string comparison of the canonical paths: stage and publish make
+ * it for every mount in the node's table.
+ */
 export function isInside(p: string, dir: string): boolean {
-  const rel = path.relative(dir, p);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  const child = canonical(p);
+  const parent = canonical(dir);
+  return parent === '/' ? child !== '/' : child.startsWith(`${parent}/`);
 }
 
 /** int64 fields arrive as decimal strings; anything outside what a JS number holds exactly is refused. */
