@@ -1,15 +1,14 @@
 // Loop devices attached and detached by the tool helper's ioctls and (this file again with LODE_TOOL_HELPER=off) by losetup: a free device each time, read-only and direct I/O as asked, the image's path in sysfs, and a refused attach left to losetup and its message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { callThroughHelper, ExecError, run, SystemCallError, toolRunCount } from '../../src/sys/exec.js';
 import { attachNewLoop, backingFileOf, describeLoop, detachLoop, listLoopDevices } from '../../src/sys/loop.js';
+import { passesWithToolsStartedDirectly, toolsStartDirectly } from '../helpers/tools-off-run.js';
 
-const direct = process.env.LODE_TOOL_HELPER === 'off';
+const direct = toolsStartDirectly;
 const how = direct ? 'by losetup' : 'by the tool helper';
 /** Tool starts a step takes: none through the helper, one where tools start directly. */
 const one = direct ? 1 : 0;
@@ -100,16 +99,6 @@ if (!direct) {
   });
 
   test('the same cases pass where tools start directly (LODE_TOOL_HELPER=off)', async () => {
-    // Run as a plain script (the runner's context variable removed, or it would skip as a nested run).
-    const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
-    const child = spawn(process.execPath, ['--test-reporter=tap', fileURLToPath(import.meta.url)], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, LODE_TOOL_HELPER: 'off' },
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
-    assert.equal(code, 0, out);
-    assert.match(out, /# pass 3\b/, out);
+    await passesWithToolsStartedDirectly(import.meta.url, 3);
   });
 }

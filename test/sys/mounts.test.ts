@@ -1,16 +1,15 @@
 // Mounts and unmounts, by the tool helper's system calls and (this file again with LODE_TOOL_HELPER=off) with mount(8) and umount(8): the flags asked for, a handle reference resolved, binds, and a refused mount left to mount(8) and its exit status.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { closeSync, promises as fs, openSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { callThroughHelper, ExecError, run, SystemCallError, toolRunCount } from '../../src/sys/exec.js';
 import { mountFlags, remountAttributes } from '../../src/sys/mount-flags.js';
 import { bindMount, findMount, mountDevice, readMountTable, unmountIfMounted, unmountRef } from '../../src/sys/mounts.js';
+import { passesWithToolsStartedDirectly, toolsStartDirectly } from '../helpers/tools-off-run.js';
 
-const direct = process.env.LODE_TOOL_HELPER === 'off';
+const direct = toolsStartDirectly;
 const how = direct ? 'with mount(8) and umount(8)' : 'by the tool helper';
 /** Tool starts a step takes: none through the helper, one where tools start directly. */
 const one = direct ? 1 : 0;
@@ -154,16 +153,6 @@ if (!direct) {
   });
 
   test('the same cases pass where tools start directly (LODE_TOOL_HELPER=off)', async () => {
-    // Run as a plain script (the runner's context variable removed, or it would skip as a nested run).
-    const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
-    const child = spawn(process.execPath, ['--test-reporter=tap', fileURLToPath(import.meta.url)], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, LODE_TOOL_HELPER: 'off' },
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
-    assert.equal(code, 0, out);
-    assert.match(out, /# pass 6\b/, out);
+    await passesWithToolsStartedDirectly(import.meta.url, 6);
   });
 }

@@ -5,13 +5,13 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, promises as fs, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { run, toolRunCount } from '../../src/sys/exec.js';
 import { isPreallocated, preallocateFile, preallocateFiles, PreallocationUnsupported } from '../../src/sys/preallocate.js';
 import { smallFilesystem } from '../helpers/small-filesystem.js';
+import { passesWithToolsStartedDirectly, toolsStartDirectly } from '../helpers/tools-off-run.js';
 
 const MiB = 1024 * 1024;
-const direct = process.env.LODE_TOOL_HELPER === 'off';
+const direct = toolsStartDirectly;
 const how = direct ? 'with fallocate(1)' : 'by the tool helper';
 
 test(`several files are preallocated in full at once (${how}); a missing file is not made and a link is not followed`, async (t) => {
@@ -105,16 +105,6 @@ if (!direct) {
   });
 
   test('the same cases pass where tools start directly (LODE_TOOL_HELPER=off)', async () => {
-    // Run as a plain script (the runner's context variable removed, or it would skip as a nested run).
-    const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
-    const child = spawn(process.execPath, ['--test-reporter=tap', fileURLToPath(import.meta.url)], {
-      stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, LODE_TOOL_HELPER: 'off' },
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
-    assert.equal(code, 0, out);
-    assert.match(out, /# pass 3\b/, out);
+    await passesWithToolsStartedDirectly(import.meta.url, 3);
   });
 }
