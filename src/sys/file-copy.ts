@@ -21,7 +21,7 @@ export async function reflinkSupported(dir: string): Promise<boolean> {
   const clone = probe + '-clone';
   try {
     await fs.writeFile(probe, 'lode');
-    // The filesystem cannot clone (EOPNOTSUPP, EXDEV, EINVAL...): any failure of the clone itself says no.
+    // A filesystem that cannot clone refuses with EOPNOTSUPP, EXDEV or EINVAL; every failure of the clone itself says no.
     return await reflink(probe, clone).then(() => true, () => false);
   } finally {
     await fs.rm(probe, { force: true });
