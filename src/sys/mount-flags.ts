@@ -15,13 +15,16 @@ const MS_RELATIME = 0x200000;
 const MS_STRICTATIME = 0x1000000;
 const MS_LAZYTIME = 0x2000000;
 
+/** Bits an option table maps each option to, and whether the option sets the bit or clears it. */
+type OptionBits = ReadonlyMap<string, readonly [bit: number, set: boolean]>;
+
 /**
  * Each option that is a flag: the flag, and whether the option sets it or clears it. These are
  * the options mount(8) gives the kernel as flags and never as the filesystem's own data, with
  * nothing else done for them; an option not here (a filesystem's own, or one only mount(8)
  * reads, such as "defaults" or "nofail") leaves the mount to mount(8), which knows them all.
  */
-const FLAG_OPTIONS: ReadonlyMap<string, readonly [flag: number, set: boolean]> = new Map([
+const FLAG_OPTIONS: OptionBits = new Map([
   ['ro', [MS_RDONLY, true]], ['rw', [MS_RDONLY, false]],
   ['nosuid', [MS_NOSUID, true]], ['suid', [MS_NOSUID, false]],
   ['nodev', [MS_NODEV, true]], ['dev', [MS_NODEV, false]],
@@ -36,18 +39,26 @@ const FLAG_OPTIONS: ReadonlyMap<string, readonly [flag: number, set: boolean]> =
 ]);
 
 /**
- * The mount(2) flags of `options`, each applied in order so the last of two contrary ones wins
- * (as with mount(8)); undefined when any option is not a flag (see FLAG_OPTIONS).
+ * `options` applied in order through `table`, so the last of two contrary ones wins (as with
+ * mount(8)): the bits they end up setting and those they end up clearing. Undefined when any
+ * option is not in the table.
  */
-export function mountFlags(options: readonly string[]): number | undefined {
-  let flags = 0;
+function inOrder(options: readonly string[], table: OptionBits): { set: number; clear: number } | undefined {
+  let set = 0;
+  let clear = 0;
   for (const option of options) {
-    const known = FLAG_OPTIONS.get(option);
+    const known = table.get(option);
     if (known === undefined) return undefined;
-    const [flag, set] = known;
-    flags = set ? flags | flag : flags & ~flag;
+    const [bit, on] = known;
+    set = on ? set | bit : set & ~bit;
+    clear = on ? clear & ~bit : clear | bit;
   }
-  return flags;
+  return { set, clear };
+}
+
+/** The mount(2) flags of `options` (see inOrder); undefined when any option is not a flag (see FLAG_OPTIONS). */
+export function mountFlags(options: readonly string[]): number | undefined {
+  return inOrder(options, FLAG_OPTIONS)?.set;
 }
 
 /** MOUNT_ATTR_* values from <linux/mount.h>, for mount_setattr(2). */
@@ -61,7 +72,7 @@ const MOUNT_ATTR_NOEXEC = 0x8;
  * The atime options are not among them: there mount(8)'s classic remount and the attributes'
  * atime group part ways, and a bind with those is rare enough to leave to mount(8).
  */
-const ATTRIBUTE_OPTIONS: ReadonlyMap<string, readonly [attribute: number, set: boolean]> = new Map([
+const ATTRIBUTE_OPTIONS: OptionBits = new Map([
   ['ro', [MOUNT_ATTR_RDONLY, true]], ['rw', [MOUNT_ATTR_RDONLY, false]],
   ['nosuid', [MOUNT_ATTR_NOSUID, true]], ['suid', [MOUNT_ATTR_NOSUID, false]],
   ['nodev', [MOUNT_ATTR_NODEV, true]], ['dev', [MOUNT_ATTR_NODEV, false]],
@@ -75,19 +86,5 @@ const ATTRIBUTE_OPTIONS: ReadonlyMap<string, readonly [attribute: number, set: b
  * not one of ATTRIBUTE_OPTIONS.
  */
 export function remountAttributes(options: readonly string[]): { set: number; clear: number } | undefined {
-  let set = 0;
-  let clear = 0;
-  for (const option of options) {
-    const known = ATTRIBUTE_OPTIONS.get(option);
-    if (known === undefined) return undefined;
-    const [attribute, on] = known;
-    if (on) {
-      set |= attribute;
-      clear &= ~attribute;
-    } else {
-      clear |= attribute;
-      set &= ~attribute;
-    }
-  }
-  return { set, clear };
+  return inOrder(options, ATTRIBUTE_OPTIONS);
 }
