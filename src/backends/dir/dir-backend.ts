@@ -1,5 +1,5 @@
 // The quota-directory backend: each volume a directory of the pool's own filesystem, held to its size by that filesystem (XFS or ext4 project quotas, btrfs qgroups).
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { BackendCapabilities, DirectoryBackend, Occupant, RefreshScope, UnrecordedStorage, VolumeUsage } from '../../pool/backend.js';
 import { StorageOccupiedError } from '../../pool/occupied.js';
@@ -10,6 +10,7 @@ import { MiB } from '../../pool/sizes.js';
 import type { VolumeRecord } from '../../pool/volume-record.js';
 import { containingMount, isAtOrBeneath } from '../../sys/containing-mount.js';
 import { readMountTable, type MountEntry } from '../../sys/mounts.js';
+import { directoryProblem } from '../../sys/directory-usable.js';
 import { entryAt, kindOf } from '../../sys/entry-at.js';
 import { isProjectQuotaFsType } from '../../sys/project-quota.js';
 import { BtrfsQgroupMethod } from './btrfs-qgroup-method.js';
@@ -324,17 +325,14 @@ export class DirBackend implements DirectoryBackend {
   }
 
   /**
-   * The volumes directory, checked on every call (one system call), then whether the quotas
-   * still hold, from the last check: that one runs the filesystem's quota tool (tens of
-   * milliseconds, seconds under load), so the pool's full refresh runs it again in the
-   * background (HealthCache); a Probe runs no tool.
+   * The volumes directory, checked on every call (directoryProblem: no trip through the thread
+   * pool), then whether the quotas still hold, from the last check: that one runs the
+   * filesystem's quota tool (tens of milliseconds, seconds under load), so the pool's full
+   * refresh runs it again in the background (HealthCache); a Probe runs no tool.
    */
   async healthProblem(): Promise<string | undefined> {
-    try {
-      await fs.access(this.volumesDir, fsConstants.W_OK);
-    } catch (err) {
-      return `pool ${this.config.name}: ${(err as Error).message}`;
-    }
+    const problem = directoryProblem(this.volumesDir);
+    if (problem !== undefined) return `pool ${this.config.name}: ${problem}`;
     return this.quotaHealth.current();
   }
 }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { BackendCapabilities, BlockBackend, Occupant, UnrecordedStorage } from '../../pool/backend.js';
 import { recordsDir, reserveBytes, type PoolConfig } from '../../pool/pool.js';
 import { MiB } from '../../pool/sizes.js';
+import { directoryProblem } from '../../sys/directory-usable.js';
 import { entryAt } from '../../sys/entry-at.js';
 import { SpaceChanges } from '../space-changes.js';
 import { StorageBytes } from '../storage-bytes.js';
@@ -326,14 +327,10 @@ export class LoopBackend implements BlockBackend, LoopImages {
     return undefined;
   }
 
+  /** Loop devices and the images' directory, checked on every call (directoryProblem: no trip through the thread pool). */
   async healthProblem(): Promise<string | undefined> {
     if (!(await loopSupported())) return `pool ${this.config.name}: ${NO_LOOP}`;
-    try {
-      await fs.access(this.dir, fsConstants.W_OK);
-      await fs.statfs(this.dir);
-      return undefined;
-    } catch (err) {
-      return `pool ${this.config.name}: ${(err as Error).message}`;
-    }
+    const problem = directoryProblem(this.dir);
+    return problem === undefined ? undefined : `pool ${this.config.name}: ${problem}`;
   }
 }
