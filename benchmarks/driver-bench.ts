@@ -10,7 +10,7 @@ import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
 import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
-import { cpuMsOf, residentMiBOf } from './proc-usage.js';
+import { cpuMsOf, residentMiBOf, wakeupsOf } from './proc-usage.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
   return proc?.pid ? residentMiBOf(proc.pid).rss : NaN;
@@ -202,6 +202,27 @@ async function driverStarts(rounds: number): Promise<void> {
 }
 
 /**
+ * (f) A started driver left alone (no calls, no API access), after `settleMs`: its CPU and its
+ * main thread's wake-ups a second over `windowMs`. A machine of a bench run holds one driver per
+ * simulated node, so this is paid once per node for the whole run.
+ */
+async function idleDriver(settleMs: number, windowMs: number): Promise<void> {
+  const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }] });
+  try {
+    const pid = h.proc?.pid;
+    if (pid === undefined) throw new Error('the driver has no process id');
+    await new Promise((r) => setTimeout(r, settleMs));
+    const cpu0 = cpuMsOf(pid);
+    const wakeups0 = wakeupsOf(pid);
+    await new Promise((r) => setTimeout(r, windowMs));
+    const seconds = windowMs / 1000;
+    console.log(`  idle, ${settleMs / 1000} s after the start           ${((cpuMsOf(pid) - cpu0) / seconds).toFixed(1)} ms of CPU a second, ${((wakeupsOf(pid) - wakeups0) / seconds).toFixed(1)} wake-ups of its main thread a second   (over ${seconds} s)`);
+  } finally {
+    await h.cleanup();
+  }
+}
+
+/**
  * (g) Starting a tool through the tool seam (`true`, one after another), through the tool helper
  * and directly (LODE_TOOL_HELPER=off: a fork of the Node.js process, then setpriv), alternating,
  * each in a child process (benchmarks/tool-start-probe.ts). CPU counts every process: the caller,
@@ -242,6 +263,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--starts-only')) {
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+    await idleDriver(10_000, 30_000);
     return;
   }
   // `--tools-only`: the tool-start comparison alone, (g) below.
@@ -314,6 +336,7 @@ async function main(): Promise<void> {
 
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+    await idleDriver(10_000, 30_000);
 
     console.log('\n(g) starting a system tool (`true`), through the tool helper and directly');
     await toolStarts(Number(process.env.LODE_BENCH_TOOL_ROUNDS ?? '5'));
