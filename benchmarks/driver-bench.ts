@@ -84,23 +84,25 @@ async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
   return median(xs);
 }
 
-interface DriverFigures { one: number; sixteen: number; cpuPerCreate: number; probe: number; capacity: number }
+interface DriverFigures { one: number; sixteen: number; cpuPerCreate: number; probe: number; capacity: number; probeCold: number; capacityCold: number }
 
 /**
- * Calls of one method made before its timed ones. A Node.js server and this client both run their
- * gRPC code unoptimised at first: Probe p50 stayed near 1 ms for about the first 2,000 calls, then
- * fell to a quarter of that, the same for Lode and the bare grpc-js server (2026-12-07, this
- * machine). The figures are of the steady state, which liveness probes and capacity polls meet.
+ * Untimed calls of one method between its first 1000 and its timed ones. A Node.js server and this
+ * client both run their gRPC code unoptimised at first, so the first calls are slower (the
+ * `first 1000` rows show by how much); the main figures are of the steady state, which liveness
+ * probes and capacity polls meet.
  */
-const WARM_UP_CALLS = 3000;
+const WARM_UP_CALLS = 2000;
 
-/** Probe and GetCapacity p50 of one server, 1000 calls each after the warm-up, one after the other. */
-async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+/** Probe and GetCapacity p50 of one server: the first 1000 calls, then 1000 after the warm-up, one after the other. */
+async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> {
+  const probeCold = await p50(1000, () => client.probe({}));
   await p50(WARM_UP_CALLS, () => client.probe({}));
   const probe = await p50(1000, () => client.probe({}));
+  const capacityCold = await p50(1000, () => client.getCapacity({}));
   await p50(WARM_UP_CALLS, () => client.getCapacity({}));
   const capacity = await p50(1000, () => client.getCapacity({}));
-  return { probe, capacity };
+  return { probe, capacity, probeCold, capacityCold };
 }
 
 /**
@@ -118,7 +120,7 @@ async function figuresOf(client: CsiClient, prefix: string, pid: number): Promis
 }
 
 /** A bare grpc-js server (grpc-floor-server.ts) in a process of its own, with the driver's Node.js flags: the floor under Lode's call latency. */
-async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity'>> {
+async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-floor-'));
   const sock = path.join(dir, 'floor.sock');
   const server = fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url));
@@ -131,7 +133,7 @@ async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity'>
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    await callFigures(client); // warm-up
+    // Measured as the drivers are, its first 1000 calls included.
     return await callFigures(client);
   } finally {
     client.close();
@@ -156,7 +158,7 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   }
   const lode: DriverFigures[] = [];
   const hostpath: DriverFigures[] = [];
-  const floor: Array<Pick<DriverFigures, 'probe' | 'capacity'>> = [];
+  const floor: Array<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> = [];
   for (let r = 0; r < rounds; r++) {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '8Gi' }] });
     try {
@@ -177,7 +179,7 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   const row = (label: string, k: keyof DriverFigures, unit: string, digits: number, goal: string) => {
     const a = m(lode, k);
     const b = m(hostpath, k);
-    const f = k === 'probe' || k === 'capacity' ? m(floor, k) : NaN;
+    const f = k === 'probe' || k === 'capacity' || k === 'probeCold' || k === 'capacityCold' ? m(floor, k) : NaN;
     console.log(`  ${label.padEnd(24)}${cell(a, unit, digits)}${cell(b, unit, digits)}${cell(f, unit, digits)}   ${(a / b).toFixed(2)}x${Number.isNaN(f) ? '' : ` (floor ${(f / b).toFixed(2)}x)`}  ${goal}`);
   };
   console.log(`  ${''.padEnd(24)}${'Lode'.padStart(12)}${'hostpath'.padStart(12)}${'grpc-js'.padStart(12)}   Lode/hostpath  (median of ${rounds} alternating rounds)`);
@@ -186,6 +188,8 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   row('CPU a create, 16 conc.', 'cpuPerCreate', 'ms', 2, '(the server process\'s own)');
   row('Probe p50', 'probe', 'ms', 3, '(goal <= 1.00x)');
   row('GetCapacity p50', 'capacity', 'ms', 3, '(goal <= 1.00x)');
+  row('Probe p50, first 1000', 'probeCold', 'ms', 3, '(before the warm-up)');
+  row('GetCapacity p50, 1st 1000', 'capacityCold', 'ms', 3, '(before the warm-up)');
 }
 
 /**
