@@ -299,12 +299,14 @@ function orphanOptions(values: { 'orphan-check'?: string; 'orphan-grace'?: strin
   const check = values['orphan-check'] ?? (env.LODE_ORPHAN_CHECK || undefined);
   const grace = values['orphan-grace'] ?? (env.LODE_ORPHAN_GRACE || undefined);
   const remove = values['delete-orphans'] ?? env.LODE_DELETE_ORPHANS === 'true';
+  const givenS = check === undefined ? undefined : wholeSeconds('orphan-check', check, 0, 86_400);
   if (!api) {
-    const given = [check !== undefined && '--orphan-check', grace !== undefined && '--orphan-grace', remove && '--delete-orphans'].filter((f) => f !== false);
+    // A check turned off (0) is what a driver without API access has anyway: not a contradiction.
+    const given = [givenS !== undefined && givenS !== 0 && '--orphan-check', grace !== undefined && '--orphan-grace', remove && '--delete-orphans'].filter((f) => f !== false);
     if (given.length > 0) throw new Error(`${given.join(', ')} need${given.length === 1 ? 's' : ''} --in-cluster or --kubeconfig: orphans are found by comparing with the PersistentVolumes`);
     return undefined;
   }
-  const checkS = check === undefined ? DEFAULT_ORPHAN_CHECK_S : wholeSeconds('orphan-check', check, 0, 86_400);
+  const checkS = givenS ?? DEFAULT_ORPHAN_CHECK_S;
   const graceS = grace === undefined ? DEFAULT_ORPHAN_GRACE_S : wholeSeconds('orphan-grace', grace, 1, 30 * 86_400);
   if (checkS === 0) {
     if (remove) throw new Error('--delete-orphans needs the orphan check: --orphan-check 0 turns it off');

@@ -34,6 +34,10 @@ describe('orphan flags', () => {
     assert.deepEqual(env.config.orphans, { checkMs: 60_000, graceMs: 7_200_000, delete: true });
     const zero = await parseDriverFlags([...base, '--in-cluster', '--orphan-check', '0'], {}, '1');
     assert.ok(zero !== 'help' && zero.config.orphans === undefined);
+    // Off is what a driver without API access has anyway: the DaemonSet's LODE_ORPHAN_CHECK=0 with API access turned off is no contradiction.
+    const offWithoutApi = await parseDriverFlags(base, { LODE_ORPHAN_CHECK: '0' }, '1');
+    assert.ok(offWithoutApi !== 'help' && offWithoutApi.config.orphans === undefined);
+    await assert.rejects(parseDriverFlags(base, { LODE_ORPHAN_CHECK: '60' }, '1'), /--orphan-check needs --in-cluster or --kubeconfig/);
     await assert.rejects(parseDriverFlags([...base, '--delete-orphans'], {}, '1'), /--delete-orphans needs --in-cluster or --kubeconfig/);
     await assert.rejects(parseDriverFlags([...base, '--orphan-grace', '10'], {}, '1'), /needs --in-cluster/);
     await assert.rejects(parseDriverFlags([...base, '--in-cluster', '--orphan-check', '0', '--delete-orphans'], {}, '1'), /--orphan-check 0 turns it off/);
