@@ -217,11 +217,12 @@ async function driverStarts(rounds: number): Promise<void> {
 
 /**
  * (f) A started driver left alone (no calls, no API access), after `settleMs`: its CPU and its
- * main thread's wake-ups a second over `windowMs`. A machine of a bench run holds one driver per
+ * main thread's wake-ups a second over `windowMs`, without and with the metrics endpoint (whose
+ * figures include the event-loop lag, sampled on a timer). A machine of a bench run holds one driver per
  * simulated node, so this is paid once per node for the whole run.
  */
-async function idleDriver(settleMs: number, windowMs: number): Promise<void> {
-  const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }] });
+async function idleDriver(label: string, extraArgs: string[], settleMs: number, windowMs: number): Promise<void> {
+  const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], extraArgs });
   try {
     const pid = h.proc?.pid;
     if (pid === undefined) throw new Error('the driver has no process id');
@@ -230,7 +231,7 @@ async function idleDriver(settleMs: number, windowMs: number): Promise<void> {
     const wakeups0 = wakeupsOf(pid);
     await new Promise((r) => setTimeout(r, windowMs));
     const seconds = windowMs / 1000;
-    console.log(`  idle, ${settleMs / 1000} s after the start           ${((cpuMsOf(pid) - cpu0) / seconds).toFixed(1)} ms of CPU a second, ${((wakeupsOf(pid) - wakeups0) / seconds).toFixed(1)} wake-ups of its main thread a second   (over ${seconds} s)`);
+    console.log(`  ${label.padEnd(36)} ${((cpuMsOf(pid) - cpu0) / seconds).toFixed(1)} ms of CPU a second, ${((wakeupsOf(pid) - wakeups0) / seconds).toFixed(1)} wake-ups of its main thread a second   (${settleMs / 1000} s after the start, over ${seconds} s)`);
   } finally {
     await h.cleanup();
   }
@@ -277,7 +278,8 @@ async function main(): Promise<void> {
   if (process.argv.includes('--starts-only')) {
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
-    await idleDriver(10_000, 30_000);
+    await idleDriver('idle', [], 10_000, 30_000);
+    await idleDriver('idle, serving /metrics', ['--metrics-address', '127.0.0.1:0'], 10_000, 30_000);
     return;
   }
   // `--tools-only`: the tool-start comparison alone, (g) below.
@@ -350,7 +352,8 @@ async function main(): Promise<void> {
 
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
     await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
-    await idleDriver(10_000, 30_000);
+    await idleDriver('idle', [], 10_000, 30_000);
+    await idleDriver('idle, serving /metrics', ['--metrics-address', '127.0.0.1:0'], 10_000, 30_000);
 
     console.log('\n(g) starting a system tool (`true`), through the tool helper and directly');
     await toolStarts(Number(process.env.LODE_BENCH_TOOL_ROUNDS ?? '5'));

@@ -37,7 +37,9 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
   let metrics: DriverMetrics | undefined;
   let driver;
   try {
-    driver = await startDriver(config, (ctx) => {
+    // Without an endpoint nothing can read the figures, so none are kept: no observation per
+    // call, and no event-loop lag sampler waking the driver (its idle cost, npm run bench (f)).
+    driver = await startDriver(config, config.metricsAddress === undefined ? undefined : (ctx) => {
       metrics = new DriverMetrics(ctx.catalog, { driverName: config.driverName, nodeId: config.nodeId });
       return metrics;
     });
