@@ -47,6 +47,9 @@ export function toStatus(err: unknown): { code: status; details: string } {
     // No space left while a tool wrote into a pool is the pool being full, which the
     // provisioner must see as RESOURCE_EXHAUSTED to reschedule.
     if (/No space left on device/i.test(err.stderr)) return { code: status.RESOURCE_EXHAUSTED, details: err.message };
+    // An unmount refused because the mount is in use (a mount below it, an open file, a process
+    // inside) is the node's state, not the driver's fault: the call is retried once it is free.
+    if (err.command === 'umount' && /target is busy/i.test(err.stderr)) return { code: status.FAILED_PRECONDITION, details: err.message };
     return { code: status.INTERNAL, details: err.message };
   }
   const errno = (err as NodeJS.ErrnoException | undefined)?.code;
