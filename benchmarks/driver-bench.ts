@@ -86,6 +86,9 @@ async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
 
 interface DriverFigures { one: number; sixteen: number; cpuPerCreate: number; probe: number; capacity: number; probeCold: number; capacityCold: number }
 
+/** The call latencies, the figures the bare grpc-js server has too. */
+type CallFigures = Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>;
+
 /**
  * Untimed calls of one method between its first 1000 and its timed ones. A Node.js server and this
  * client both run their gRPC code unoptimised at first, so the first calls are slower (the
@@ -95,7 +98,7 @@ interface DriverFigures { one: number; sixteen: number; cpuPerCreate: number; pr
 const WARM_UP_CALLS = 2000;
 
 /** Probe and GetCapacity p50 of one server: the first 1000 calls, then 1000 after the warm-up, one after the other. */
-async function callFigures(client: CsiClient): Promise<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> {
+async function callFigures(client: CsiClient): Promise<CallFigures> {
   const probeCold = await p50(1000, () => client.probe({}));
   await p50(WARM_UP_CALLS, () => client.probe({}));
   const probe = await p50(1000, () => client.probe({}));
@@ -120,7 +123,7 @@ async function figuresOf(client: CsiClient, prefix: string, pid: number): Promis
 }
 
 /** A bare grpc-js server (grpc-floor-server.ts) in a process of its own, with the driver's Node.js flags: the floor under Lode's call latency. */
-async function floorFigures(): Promise<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> {
+async function floorFigures(): Promise<CallFigures> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-bench-floor-'));
   const sock = path.join(dir, 'floor.sock');
   const server = fileURLToPath(new URL('./grpc-floor-server.js', import.meta.url));
@@ -158,7 +161,7 @@ async function compareWithHostpath(rounds: number): Promise<void> {
   }
   const lode: DriverFigures[] = [];
   const hostpath: DriverFigures[] = [];
-  const floor: Array<Pick<DriverFigures, 'probe' | 'capacity' | 'probeCold' | 'capacityCold'>> = [];
+  const floor: CallFigures[] = [];
   for (let r = 0; r < rounds; r++) {
     const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '8Gi' }] });
     try {
@@ -237,6 +240,13 @@ async function idleDriver(label: string, extraArgs: string[], settleMs: number, 
   }
 }
 
+/** (f) in full: driver starts, then an idle driver without and with the metrics endpoint. */
+async function partF(): Promise<void> {
+  await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
+  await idleDriver('idle', [], 10_000, 30_000);
+  await idleDriver('idle, serving /metrics', ['--metrics-address', '127.0.0.1:0'], 10_000, 30_000);
+}
+
 /**
  * (g) Starting a tool through the tool seam (`true`, one after another), through the tool helper
  * and directly (LODE_TOOL_HELPER=off: a fork of the Node.js process, then setpriv), alternating,
@@ -277,9 +287,7 @@ async function main(): Promise<void> {
   // `--starts-only`: the driver-start comparison alone, (f) below.
   if (process.argv.includes('--starts-only')) {
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
-    await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
-    await idleDriver('idle', [], 10_000, 30_000);
-    await idleDriver('idle, serving /metrics', ['--metrics-address', '127.0.0.1:0'], 10_000, 30_000);
+    await partF();
     return;
   }
   // `--tools-only`: the tool-start comparison alone, (g) below.
@@ -351,9 +359,7 @@ async function main(): Promise<void> {
     await compareWithHostpath(hostpathRounds);
 
     console.log('\n(f) driver start, a loop pool, until Probe answers ready');
-    await driverStarts(Number(process.env.LODE_BENCH_START_ROUNDS ?? '10'));
-    await idleDriver('idle', [], 10_000, 30_000);
-    await idleDriver('idle, serving /metrics', ['--metrics-address', '127.0.0.1:0'], 10_000, 30_000);
+    await partF();
 
     console.log('\n(g) starting a system tool (`true`), through the tool helper and directly');
     await toolStarts(Number(process.env.LODE_BENCH_TOOL_ROUNDS ?? '5'));

@@ -50,8 +50,9 @@ export class DriverMetrics implements RpcObserver {
     }
     // Unprefixed process_* and nodejs_* names on purpose: generic dashboards and alerts expect them.
     // The event-loop lag is sampled by a timer of this period; prom-client's default, 10 ms, woke
-    // an idle driver 100 times a second: 5.5 ms of CPU a second, half a core for 100 drivers on
-    // one machine (npm run bench (f), idle CPU). A stall shorter than the period can go unseen;
+    // an idle driver about 100 times a second: 3.3 ms of CPU a second against 1.7 ms at 100 ms,
+    // paid by each of a bench machine's drivers (npm run bench (f), docs/benchmarks.md#idle-drivers).
+    // A stall shorter than the period can go unseen;
     // one that matters to a CSI call (tens of milliseconds and up) still shows.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
