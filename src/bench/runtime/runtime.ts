@@ -3,6 +3,7 @@ import type { Controller } from './controller.js';
 import type { VirtualClock } from '../clock/virtual-clock.js';
 import { ExternalWrites } from './external-writes.js';
 import { ReconcileFiber } from './reconcile-fiber.js';
+import { QueuedControllers } from './queued-controllers.js';
 
 /** Reconciles of one key at one virtual instant beyond which the run is a livelock, not progress. */
 const LIVELOCK_LIMIT = 1_000;
@@ -32,7 +33,7 @@ export interface RuntimeStats {
  * from the run's own state, never from which call ended first, so a seed gives one run.
  */
 export class Runtime {
-  private readonly controllers: Controller[] = [];
+  private readonly controllers = new QueuedControllers();
   readonly stats: RuntimeStats = { reconciles: 0, clockJumps: 0 };
   private errorSink: (controller: string, key: string, err: unknown) => void = () => {};
   /** Reconciles per controller and key at the current virtual instant. */
@@ -62,14 +63,11 @@ export class Runtime {
 
   /** Adds a controller last in the priority order, or just before `before` (a restarted sidecar takes back its place). */
   register(c: Controller, before?: Controller): void {
-    const i = before === undefined ? -1 : this.controllers.indexOf(before);
-    if (i < 0) this.controllers.push(c);
-    else this.controllers.splice(i, 0, c);
+    this.controllers.add(c, before);
   }
 
   unregister(c: Controller): void {
-    const i = this.controllers.indexOf(c);
-    if (i >= 0) this.controllers.splice(i, 1);
+    this.controllers.remove(c);
     c.stopTimers();
   }
 
@@ -93,23 +91,20 @@ export class Runtime {
   }
 
   private async startNext(): Promise<boolean> {
-    for (const c of this.controllers) {
-      if (this.busy.has(c)) continue;
-      const key = c.queue.pop();
-      if (key === undefined) continue;
-      this.stats.reconciles++;
-      if (this.clock.now() !== this.instant) {
-        this.instant = this.clock.now();
-        this.atInstant.clear();
-      }
-      const id = `${c.name} ${key}`;
-      const n = (this.atInstant.get(id) ?? 0) + 1;
-      this.atInstant.set(id, n);
-      if (n > LIVELOCK_LIMIT) throw new LivelockError(`livelock: ${c.name} reconciled ${key} ${LIVELOCK_LIMIT} times at one virtual instant; it requeues itself without waiting`);
-      await this.follow(new ReconcileFiber(c, key, () => c.reconcile(key), this.overlap > 1));
-      return true;
+    const c = this.controllers.first((x) => this.busy.has(x));
+    const key = c?.queue.pop();
+    if (c === undefined || key === undefined) return false;
+    this.stats.reconciles++;
+    if (this.clock.now() !== this.instant) {
+      this.instant = this.clock.now();
+      this.atInstant.clear();
     }
-    return false;
+    const id = `${c.name} ${key}`;
+    const n = (this.atInstant.get(id) ?? 0) + 1;
+    this.atInstant.set(id, n);
+    if (n > LIVELOCK_LIMIT) throw new LivelockError(`livelock: ${c.name} reconciled ${key} ${LIVELOCK_LIMIT} times at one virtual instant; it requeues itself without waiting`);
+    await this.follow(new ReconcileFiber(c, key, () => c.reconcile(key), this.overlap > 1));
+    return true;
   }
 
   /** Waits until `f` ends or parks. */

@@ -3,11 +3,18 @@
 export class WorkQueue<Key extends string = string> {
   private readonly order: Key[] = [];
   private readonly queued = new Set<Key>();
+  /** Told of each key queued (the runtime's QueuedControllers, to know which queues have work). */
+  onAdd: (() => void) | undefined;
 
   add(key: Key): void {
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.order.push(key);
+    this.onAdd?.();
+  }
+
+  get size(): number {
+    return this.order.length;
   }
 
   /** The oldest key, removed from the queue. */
