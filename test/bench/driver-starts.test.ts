@@ -1,7 +1,7 @@
 // Drivers of the Nodes one apply brings start in parallel, yet the Nodes are created, and their components registered, in manifest order; each node's volumes are mounted in its own mount namespace.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkInlineObjects, loadManifests, UnmodelledFields } from '../../src/bench/manifests/load-manifests.js';
@@ -10,6 +10,7 @@ import type { Cluster } from '../../src/bench/cluster/cluster.js';
 import { ANN_LODE_POOLS } from '../../src/bench/api/annotations.js';
 import { loopsUnder, mountsUnder } from '../../src/bench/nodes/sweep.js';
 import { needsRoot } from './run-helpers.js';
+import { DRIVER_START_CONCURRENCY } from '../../src/bench/nodes/driver-starts.js';
 
 const DEPLOY = fileURLToPath(new URL('../../../deploy/base/', import.meta.url));
 
@@ -76,5 +77,40 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
     assert.deepEqual(await mountsUnder(root), []);
     assert.deepEqual(await loopsUnder(root), []);
     rmdirSync(root);
+  });
+
+  it('gives up at once when drivers refuse their flags: no start is tried again, the rest are never begun, and the error is the driver\'s own', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `bad-${String(i).padStart(2, '0')}`);
+    const u = new UnmodelledFields();
+    const nodes = names.map((name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: { [ANN_LODE_POOLS]: 'local=64Mi' } } }));
+    const root = mkdtempSync('/tmp/lode-bench-test-');
+    try {
+      await assert.rejects(runScenario({
+        name: 'driver-starts-refused', description: '', file: 'driver-starts.test.ts', seed: 1, capacityPollMs: 60_000, provisioning: 'distributed',
+        driverFlags: ['--no-such-flag'],
+        steps: [
+          { op: 'apply', objects: loadManifests([join(DEPLOY, 'csidriver.yaml'), join(DEPLOY, 'storageclasses.yaml')], u), label: 'deploy' },
+          { op: 'apply', objects: checkInlineObjects(nodes, 'nodes', u), label: 'nodes' },
+        ],
+      }, { workDir: join(root, 'run'), keepWorkDir: true }), (err: Error) => {
+        assert.match(err.message, /Unknown option '--no-such-flag'/);
+        assert.doesNotMatch(err.message, /usage: lode driver/, 'the reason, not the usage text that follows it');
+        return true;
+      });
+      // A node's driver.log is opened when its driver's start begins.
+      const begun = names.filter((n) => existsSync(join(root, 'run', 'nodes', n, 'driver.log')));
+      assert.ok(begun.length >= 1 && begun.length <= 2 * DRIVER_START_CONCURRENCY, `starts begun: ${begun.length} of ${names.length}`);
+      for (const n of begun) {
+        const tries = readFileSync(join(root, 'run', 'nodes', n, 'driver.log'), 'utf8').split("Unknown option '--no-such-flag'").length - 1;
+        assert.equal(tries, 1, `${n}'s driver was started once`);
+      }
+      assert.deepEqual(await mountsUnder(root), []);
+      assert.deepEqual(await loopsUnder(root), []);
+      // Nothing left running: a namespace holder of a driver whose start failed once outlived the
+      // run and kept the bench process from ever exiting.
+      assert.equal(readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim(), '', 'no child process left');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

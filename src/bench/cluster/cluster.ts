@@ -535,11 +535,12 @@ export class Cluster {
       this.runtime.register(kubelet);
       return;
     }
-    const ahead = await this.driverStarts.take(name);
-    const driver = ahead ?? this.newDriver(name, poolsAnn);
+    // Through the starts, also when apply began none ahead: a driver whose start fails stays
+    // there, so teardown still ends its mount namespace.
+    if (!this.driverStarts.has(name)) this.driverStarts.start(name, this.newDriver(name, poolsAnn));
+    const driver = await this.driverStarts.take(name);
     const kubeletCtx = this.startKubeletClient(name);
     const kubelet = new Kubelet(kubeletCtx, driver);
-    if (ahead === undefined) await driver.start();
     if (this.realSidecars !== undefined) {
       await this.addRealNode(node, driver, kubeletCtx, kubelet, this.realSidecars);
       return;
@@ -742,7 +743,8 @@ export class Cluster {
     // Real sidecars first: none may act on a cluster being taken apart (SIGTERM, then SIGKILL; all reaped).
     if (this.realSidecars !== undefined) await this.realSidecars.stopAll();
     await Promise.all(this.driverKills);
-    // Drivers started ahead for Nodes an earlier failure kept from being added: no volumes yet, just stop them.
+    // Drivers started ahead for Nodes an earlier failure kept from being added, and drivers whose
+    // start failed: no volumes yet, just stop them and end their mount namespaces.
     for (const d of await this.driverStarts.leftovers()) {
       await d.stop();
       await d.releaseMedia().catch((err: unknown) => problems.push(`${d.nodeName}: releasing its disks: ${(err as Error).message}`));

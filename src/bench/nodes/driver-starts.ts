@@ -14,20 +14,25 @@ export const DRIVER_START_CONCURRENCY = 4;
  * starting them in parallel changes nothing a controller can see: the Nodes are still
  * created, and their components registered, one by one in manifest order, each only once
  * its own driver is ready (`take`). A driver whose Node is never added (an earlier Node
- * failed) is handed back by `leftovers` so teardown stops it too.
+ * failed), or whose start failed, is handed back by `leftovers` so teardown ends it too.
  */
 export class DriverStarts {
   private readonly started = new Map<string, { driver: NodeDriver; ready: Promise<void> }>();
+  /** Drivers whose start failed: nothing runs them, but a mount namespace may be left to end. */
+  private readonly failed: NodeDriver[] = [];
   private readonly waiting: (() => void)[] = [];
   private running = 0;
+  /** Set by `leftovers`: starts still waiting for a slot are dropped, not begun. */
+  private closed = false;
 
   constructor(private readonly concurrency = DRIVER_START_CONCURRENCY) {}
 
-  /** Begins starting `driver` as soon as a slot is free. */
+  /** Begins starting `driver` as soon as a slot is free (unless one is started for `name` already). */
   start(name: string, driver: NodeDriver): void {
     if (this.started.has(name)) return;
     const ready = this.slot().then(async () => {
       try {
+        if (this.closed) throw new Error(`driver of node ${name} not started: the run is being torn down`);
         await driver.start();
       } finally {
         this.release();
@@ -38,21 +43,38 @@ export class DriverStarts {
     this.started.set(name, { driver, ready });
   }
 
-  /** The driver started ahead for `name`, once ready (rejects as its start did); undefined if none was. */
-  async take(name: string): Promise<NodeDriver | undefined> {
+  has(name: string): boolean {
+    return this.started.has(name);
+  }
+
+  /**
+   * The driver started for `name`, once ready. A failed start rejects, and its driver is kept
+   * for `leftovers`: it may hold a mount namespace that teardown must end.
+   */
+  async take(name: string): Promise<NodeDriver> {
     const s = this.started.get(name);
-    if (s === undefined) return undefined;
+    if (s === undefined) throw new Error(`no driver was started for node ${name}`);
     this.started.delete(name);
-    await s.ready;
+    try {
+      await s.ready;
+    } catch (err) {
+      this.failed.push(s.driver);
+      throw err;
+    }
     return s.driver;
   }
 
-  /** Drivers started ahead whose Node was never added; waits for starts still under way. */
+  /**
+   * Drivers started ahead whose Node was never added, and those whose start failed; waits for
+   * starts still under way, and begins no more: after a failed apply the rest of its Nodes' drivers need not start only to
+   * be stopped (with drivers that all fail at start, a large apply took minutes to give up).
+   */
   async leftovers(): Promise<NodeDriver[]> {
+    this.closed = true;
     const all = [...this.started.values()];
     this.started.clear();
     await Promise.allSettled(all.map((s) => s.ready));
-    return all.map((s) => s.driver);
+    return [...this.failed.splice(0), ...all.map((s) => s.driver)];
   }
 
   private slot(): Promise<void> {

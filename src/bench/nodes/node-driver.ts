@@ -12,6 +12,9 @@ import { NodeNamespace } from './node-namespace.js';
 import type { MountTemplate } from './mount-template.js';
 import { poolSpecLine, writeProfileDir, type BenchPoolProfiles } from './pool-profiles.js';
 
+/** `lode driver`'s exit status for flags it refuses (src/cli/driver-command.ts). */
+const USAGE_EXIT_CODE = 2;
+
 /** The `lode` entry point, relative to this compiled module (dist/src/bench/nodes). */
 const MAIN_JS = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
@@ -64,6 +67,10 @@ export class NodeDriver {
   private log: WriteStream | undefined;
   private csi: CsiClient | undefined;
   private recentOutput = '';
+  /** The start of this start's output: a flag error's usage text pushes its first line out of `recentOutput`. */
+  private firstOutput = '';
+  /** The exit status of the last process that ended (null after a signal). */
+  private lastExitCode: number | null = null;
   readonly installed: boolean;
   /** The disks of this node's dir pools, kept across driver restarts as a node's disks are. */
   private readonly media = new Map<string, BtrfsMedium>();
@@ -124,6 +131,8 @@ export class NodeDriver {
    * Starts the driver and waits until it is ready. A process that dies while loading is
    * started again (twice at most): on a shared checkout another `npm run build` may be
    * rewriting dist/ at that moment, and the half-written module is gone a second later.
+   * One that refused its flags (exit status 2, `lode driver`'s usage error) would refuse them
+   * again, so it is not.
    */
   async start(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -131,7 +140,7 @@ export class NodeDriver {
         await this.startOnce();
         return;
       } catch (err) {
-        if (attempt >= 3 || this.child !== undefined) throw err;
+        if (attempt >= 3 || this.child !== undefined || this.lastExitCode === USAGE_EXIT_CODE) throw err;
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
@@ -140,6 +149,8 @@ export class NodeDriver {
   private async startOnce(): Promise<void> {
     if (this.child !== undefined) return;
     this.recentOutput = '';
+    this.firstOutput = '';
+    this.lastExitCode = null;
     mkdirSync(this.kubeletDir, { recursive: true });
     this.ns ??= await NodeNamespace.open(await this.opts.mountTemplate());
     // The same V8 flags as the image's entrypoint, so the bench runs drivers as they ship.
@@ -182,12 +193,17 @@ export class NodeDriver {
     const child = spawn('setpriv', ['--pdeathsig', 'TERM', '--', command, ...full], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
-    const keep = (chunk: Buffer): void => { this.recentOutput = (this.recentOutput + chunk.toString('utf8')).slice(-4000); };
+    const keep = (chunk: Buffer): void => {
+      const text = chunk.toString('utf8');
+      if (this.firstOutput.length < 2000) this.firstOutput = (this.firstOutput + text).slice(0, 2000);
+      this.recentOutput = (this.recentOutput + text).slice(-4000);
+    };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', () => {
+    child.once('exit', (code) => {
+      this.lastExitCode = code;
       if (this.child === child) {
         this.child = undefined;
         this.csi?.close();
@@ -231,9 +247,14 @@ export class NodeDriver {
     });
   }
 
-  /** The last lines the driver wrote, for error messages (the work dir is removed afterwards). */
+  /**
+   * The last lines the driver wrote, for error messages (the work dir is removed afterwards).
+   * A driver that refused its flags wrote its reason, then the usage text: the reason, then.
+   */
   logTail(): string {
-    return this.recentOutput.trim().split('\n').slice(-12).join('\n') || '(no output)';
+    const usage = /^usage: /m.exec(this.firstOutput);
+    const out = usage !== null && usage.index > 0 ? this.firstOutput.slice(0, usage.index) : this.recentOutput;
+    return out.trim().split('\n').slice(-12).join('\n') || '(no output)';
   }
 
   /** SIGTERM and wait; SIGKILL if it does not exit within `graceMs`. */
