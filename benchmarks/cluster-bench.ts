@@ -6,7 +6,7 @@ import { checkInlineObjects, loadManifests, UnmodelledFields } from '../src/benc
 import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
-import type { RunResult } from '../src/bench/scenario/run-result.js';
+import type { RunCpu, RunResult } from '../src/bench/scenario/run-result.js';
 import { humanBytes } from '../src/util/quantity.js';
 import { benchNodes } from './bench-nodes.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
@@ -96,10 +96,10 @@ async function main(): Promise<number> {
     }
   }
   process.stdout.write('\ncluster bench (real lode drivers, 16Mi ext4 volume per pod, half generic ephemeral, half claims; capacity tracking on)\n');
-  process.stdout.write(`${'mode'.padEnd(12)}${'nodes'.padEnd(6)}${'pods'.padEnd(6)}${'wall'.padEnd(9)}${'wall/pod'.padEnd(10)}${'virtual'.padEnd(9)}${'events'.padEnd(8)}${'events/s'.padEnd(10)}${'attempts'.padEnd(10)}peak RSS (bench process)\n`);
+  process.stdout.write(`${'mode'.padEnd(12)}${'nodes'.padEnd(6)}${'pods'.padEnd(6)}${'wall'.padEnd(9)}${'wall/pod'.padEnd(10)}${'virtual'.padEnd(9)}${'events'.padEnd(8)}${'events/s'.padEnd(10)}${'attempts'.padEnd(10)}${'bench RSS'.padEnd(11)}CPU until settled: bench process, drivers, whole machine (cores busy)\n`);
   for (const { nodes, r } of rows) {
     const m = r.metrics;
-    process.stdout.write(`${r.provisioning.padEnd(12)}${String(nodes).padEnd(6)}${String(r.pods.length).padEnd(6)}${`${(m.wallMs / 1000).toFixed(1)}s`.padEnd(9)}${`${(m.wallMs / r.pods.length).toFixed(0)}ms`.padEnd(10)}${formatDuration(m.settledVirtualMs).padEnd(9)}${String(m.events).padEnd(8)}${m.eventsPerWallSecond.toFixed(1).padEnd(10)}${String(m.totalSchedulingAttempts).padEnd(10)}${humanBytes(m.peakRssBytes)}\n`);
+    process.stdout.write(`${r.provisioning.padEnd(12)}${String(nodes).padEnd(6)}${String(r.pods.length).padEnd(6)}${`${(m.wallMs / 1000).toFixed(1)}s`.padEnd(9)}${`${(m.wallMs / r.pods.length).toFixed(0)}ms`.padEnd(10)}${formatDuration(m.settledVirtualMs).padEnd(9)}${String(m.events).padEnd(8)}${m.eventsPerWallSecond.toFixed(1).padEnd(10)}${String(m.totalSchedulingAttempts).padEnd(10)}${humanBytes(m.peakRssBytes).padEnd(11)}${cpuCell(m.cpu, m.wallMs)}\n`);
   }
   const distributed = rows.filter((x) => x.r.provisioning === 'distributed');
   const first = distributed[0]!;
@@ -113,6 +113,12 @@ async function main(): Promise<number> {
   process.stdout.write(`goal (100 nodes x 1,000 pods settle in under 60 s wall): ${at100 === undefined ? 'not measured' : at100.r.metrics.wallMs < 60_000 ? 'met' : `NOT met (${(at100.r.metrics.wallMs / 1000).toFixed(1)} s)`}\n`);
   process.stdout.write(`\n${renderRequestTable(rows)}`);
   return 0;
+}
+
+/** The run's CPU split (RunCpu) in seconds, with the machine's average busy cores over the wall time. */
+function cpuCell(cpu: RunCpu, wallMs: number): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+  return `${s(cpu.benchMs)}, ${s(cpu.driversMs)}, ${s(cpu.machineMs)} (${(cpu.machineMs / Math.max(1, wallMs)).toFixed(2)})`;
 }
 
 /** The slope of log(wall) against log(pods): wall time ~ pods^k. */

@@ -10,7 +10,8 @@ import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
 import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
-import { cpuMsOf, residentMiBOf, wakeupsOf } from './proc-usage.js';
+import { residentMiBOf, wakeupsOf } from './proc-usage.js';
+import { processCpuMs } from '../src/sys/cpu-time.js';
 
 async function rssMiB(proc: ChildProcess | undefined): Promise<number> {
   return proc?.pid ? residentMiBOf(proc.pid).rss : NaN;
@@ -116,9 +117,9 @@ async function callFigures(client: CsiClient): Promise<CallFigures> {
 async function figuresOf(client: CsiClient, prefix: string, pid: number): Promise<DriverFigures> {
   await createThroughput(client, `${prefix}-warm`, 20, 4); // first connection, JIT
   const one = await createThroughput(client, `${prefix}-one`, 100, 1);
-  const cpuBefore = cpuMsOf(pid);
+  const cpuBefore = processCpuMs(pid);
   const sixteen = await createThroughput(client, `${prefix}-par`, 200, 16);
-  const cpuPerCreate = (cpuMsOf(pid) - cpuBefore) / 200;
+  const cpuPerCreate = (processCpuMs(pid) - cpuBefore) / 200;
   return { one, sixteen, cpuPerCreate, ...(await callFigures(client)) };
 }
 
@@ -209,7 +210,7 @@ async function driverStarts(rounds: number): Promise<void> {
       const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], ...(kind === 'modules' ? { cli: unbundled } : {}) });
       wall[kind].push(performance.now() - t0);
       // What the start cost beyond waiting.
-      cpu[kind].push(h.proc?.pid === undefined ? NaN : cpuMsOf(h.proc.pid));
+      cpu[kind].push(h.proc?.pid === undefined ? NaN : processCpuMs(h.proc.pid));
       await h.cleanup();
     }
   }
@@ -230,11 +231,11 @@ async function idleDriver(label: string, extraArgs: string[], settleMs: number, 
     const pid = h.proc?.pid;
     if (pid === undefined) throw new Error('the driver has no process id');
     await new Promise((r) => setTimeout(r, settleMs));
-    const cpu0 = cpuMsOf(pid);
+    const cpu0 = processCpuMs(pid);
     const wakeups0 = wakeupsOf(pid);
     await new Promise((r) => setTimeout(r, windowMs));
     const seconds = windowMs / 1000;
-    console.log(`  ${label.padEnd(36)} ${((cpuMsOf(pid) - cpu0) / seconds).toFixed(1)} ms of CPU a second, ${((wakeupsOf(pid) - wakeups0) / seconds).toFixed(1)} wake-ups of its main thread a second   (${settleMs / 1000} s after the start, over ${seconds} s)`);
+    console.log(`  ${label.padEnd(36)} ${((processCpuMs(pid) - cpu0) / seconds).toFixed(1)} ms of CPU a second, ${((wakeupsOf(pid) - wakeups0) / seconds).toFixed(1)} wake-ups of its main thread a second   (${settleMs / 1000} s after the start, over ${seconds} s)`);
   } finally {
     await h.cleanup();
   }

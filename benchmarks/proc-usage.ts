@@ -1,15 +1,5 @@
-// What a process has used, read from /proc: CPU time (its own, or with the children it reaped), resident memory and its main thread's wake-ups.
+// What a process has used, read from /proc: resident memory and its main thread's wake-ups (CPU time: src/sys/cpu-time.ts).
 import { readFileSync } from 'node:fs';
-
-/**
- * CPU milliseconds (user + system) of `pid`, and with `children` also those of the children it
- * has reaped. Fields 14-17 of stat (utime, stime, cutime, cstime; indexes 11-14 once pid and name
- * are cut), in clock ticks: 100 a second on Linux (USER_HZ).
- */
-export function cpuMsOf(pid: number | 'self', children = false): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (children ? [11, 12, 13, 14] : [11, 12]).reduce((sum, i) => sum + Number(fields[i]), 0) * 10;
-}
 
 /** Resident memory of `pid` in MiB, and the part of it that is its own (anonymous) rather than shared files. */
 export function residentMiBOf(pid: number): { rss: number; anon: number } {

@@ -73,6 +73,10 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
       assert.ok(mine.some((m) => m.endsWith('/globalmount')), `and its staging mount`);
       assert.deepEqual(mine.filter((m) => !m.includes(`/nodes/${n}/`)), [], `and no mount of another node`);
     }
+    // The run's CPU split: six drivers and the bench process worked, and the machine's figure holds both.
+    const cpu = result.metrics.cpu;
+    assert.ok(cpu.benchMs > 0 && cpu.driversMs > 0, `bench ${cpu.benchMs} ms, drivers ${cpu.driversMs} ms`);
+    assert.ok(cpu.machineMs + 20 >= cpu.benchMs + cpu.driversMs, `machine ${cpu.machineMs} ms holds bench and drivers`);
     assert.deepEqual(result.teardownProblems, []);
     assert.deepEqual(await mountsUnder(root), []);
     assert.deepEqual(await loopsUnder(root), []);

@@ -83,6 +83,20 @@ export interface RunMetrics {
   eventsPerWallSecond: number;
   reconciles: number;
   peakRssBytes: number;
+  /** CPU from the run's start until it settled, in milliseconds (user + system). */
+  cpu: RunCpu;
+}
+
+/**
+ * Where a run's CPU went: the bench process (the control plane's re-enactment), the drivers
+ * still running at the end (their own processes, with the tools they reaped; a driver's tool
+ * helper is not among them), and the whole machine (every process and the kernel's own work,
+ * other programs included).
+ */
+export interface RunCpu {
+  benchMs: number;
+  driversMs: number;
+  machineMs: number;
 }
 
 /** State captured at a `mark` step, so tests can check the middle of a scenario. */

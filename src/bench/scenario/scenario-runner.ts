@@ -2,13 +2,14 @@
 import type { V1PersistentVolume, V1Pod } from '@kubernetes/client-node';
 import { Cluster } from '../cluster/cluster.js';
 import type { Scenario, Step, WaitCondition } from './scenario-file.js';
-import { apiRequestResult, type CapacityRow, type ClaimRow, type MarkSnapshot, type PodRow, type PoolRow, type RunResult, type SnapshotRow, type WaitOutcome } from './run-result.js';
+import { apiRequestResult, type CapacityRow, type ClaimRow, type MarkSnapshot, type PodRow, type PoolRow, type RunCpu, type RunResult, type SnapshotRow, type WaitOutcome } from './run-result.js';
 import type { UnmodelledFields } from '../manifests/load-manifests.js';
 import { LODE_TOPOLOGY_KEY, LABEL_HOSTNAME, LABEL_SNAPSHOT_MANAGED_BY } from '../api/annotations.js';
 import { podKey } from '../api/pod-helpers.js';
 import { splitKey } from '../api/kinds.js';
 import { API_VERSIONS } from '../api/resources.js';
 import { admit } from '../admission/admit.js';
+import { machineCpuMs, processCpuMs } from '../../sys/cpu-time.js';
 import { invalidMessage } from '../admission/status.js';
 import { mergePatch, type Json } from '../apiserver/patch/merge-patch.js';
 
@@ -186,6 +187,7 @@ async function runStep(cluster: Cluster, step: Step, index: number, waits: WaitO
 /** Runs one scenario end to end with real drivers and always tears down what it started. */
 export async function runScenario(scenario: Scenario, opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
+  const cpuAtStart = { bench: processCpuMs('self'), machine: machineCpuMs() };
   let peakRss = process.memoryUsage().rss;
   const rssTimer = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 200);
   const cluster = new Cluster({
@@ -219,7 +221,7 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
       if (opts.signal?.aborted) throw new Error('interrupted');
       lastChange.ms = Math.max(lastChange.ms, cluster.clock.now());
     }
-    result = await snapshot(cluster, scenario, waits, started, lastChange.ms);
+    result = await snapshot(cluster, scenario, waits, started, cpuAtStart, lastChange.ms);
     result.marks = marks;
   } catch (err) {
     failure = err;
@@ -234,6 +236,21 @@ export async function runScenario(scenario: Scenario, opts: RunOptions): Promise
   result.unmodelledFields = opts.unmodelled?.list() ?? [];
   result.storedKinds = opts.unmodelled?.storedKinds() ?? {};
   return result;
+}
+
+/** CPU since the run began (RunCpu); a driver whose process is gone counts nothing. */
+function runCpu(cluster: Cluster, atStart: { bench: number; machine: number }): RunCpu {
+  let driversMs = 0;
+  for (const n of cluster.nodes.values()) {
+    const pid = n.driver.pid;
+    if (pid === undefined) continue;
+    try {
+      driversMs += processCpuMs(pid, true);
+    } catch {
+      // exited just now: its figures went with it
+    }
+  }
+  return { benchMs: processCpuMs('self') - atStart.bench, driversMs, machineMs: machineCpuMs() - atStart.machine };
 }
 
 function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capacities: CapacityRow[]; snapshots: SnapshotRow[]; pvs: Map<string, V1PersistentVolume> } {
@@ -284,8 +301,9 @@ function stateRows(cluster: Cluster): { pods: PodRow[]; claims: ClaimRow[]; capa
   return { pods, claims, capacities, snapshots, pvs };
 }
 
-async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, settledMs: number): Promise<RunResult> {
+async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome[], started: number, cpuAtStart: { bench: number; machine: number }, settledMs: number): Promise<RunResult> {
   const m = cluster.metrics;
+  const cpu = runCpu(cluster, cpuAtStart);
   const { pods, claims, capacities, snapshots, pvs } = stateRows(cluster);
   const volumes = [...pvs.values()].map((pv) => ({
     name: pv.metadata?.name ?? '', phase: pv.status?.phase ?? '', claim: pv.spec?.claimRef ? `${pv.spec.claimRef.namespace}/${pv.spec.claimRef.name}` : '',
@@ -334,6 +352,7 @@ async function snapshot(cluster: Cluster, scenario: Scenario, waits: WaitOutcome
       eventsPerWallSecond: cluster.events.events.length / Math.max(0.001, wallMs / 1000),
       reconciles: cluster.runtime.stats.reconciles,
       peakRssBytes: 0,
+      cpu,
     },
     unmodelledFields: [],
     storedKinds: {},
