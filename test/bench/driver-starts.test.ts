@@ -84,7 +84,7 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
   });
 
   it('gives up at once when drivers refuse their flags: no start is tried again, the rest are never begun, and the error is the driver\'s own', async () => {
-    const names = Array.from({ length: 12 }, (_, i) => `bad-${String(i).padStart(2, '0')}`);
+    const names = Array.from({ length: 16 }, (_, i) => `bad-${String(i).padStart(2, '0')}`);
     const u = new UnmodelledFields();
     const nodes = names.map((name) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: { [ANN_LODE_POOLS]: 'local=64Mi' } } }));
     const root = mkdtempSync('/tmp/lode-bench-test-');
@@ -101,9 +101,11 @@ describe('parallel driver starts', { skip: needsRoot }, () => {
         assert.doesNotMatch(err.message, /usage: lode driver/, 'the reason, not the usage text that follows it');
         return true;
       });
-      // A node's driver.log is opened when its driver's start begins.
+      // A node's driver.log is opened when its driver's start begins. The apply fails when the
+      // first node's start does; by then the first few have begun and each that failed before it
+      // began one more, but no queued start begins after it (all 16 did before).
       const begun = names.filter((n) => existsSync(join(root, 'run', 'nodes', n, 'driver.log')));
-      assert.ok(begun.length >= 1 && begun.length <= 2 * DRIVER_START_CONCURRENCY, `starts begun: ${begun.length} of ${names.length}`);
+      assert.ok(begun.length >= 1 && begun.length <= 3 * DRIVER_START_CONCURRENCY, `starts begun: ${begun.length} of ${names.length}`);
       for (const n of begun) {
         const tries = readFileSync(join(root, 'run', 'nodes', n, 'driver.log'), 'utf8').split("Unknown option '--no-such-flag'").length - 1;
         assert.equal(tries, 1, `${n}'s driver was started once`);

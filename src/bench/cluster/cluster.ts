@@ -288,7 +288,12 @@ export class Cluster {
         this.driverStarts.start(name, this.newDriver(name, pools));
       }
     }
-    for (const { kind, object } of objects) await this.applyOne(kind, structuredClone(object));
+    try {
+      for (const { kind, object } of objects) await this.applyOne(kind, structuredClone(object));
+    } catch (err) {
+      this.driverStarts.dropQueued();
+      throw err;
+    }
   }
 
   /**

@@ -17,7 +17,7 @@ export const DRIVER_START_CONCURRENCY = 4;
  * failed), or whose start failed, is handed back by `leftovers` so teardown ends it too.
  */
 export class DriverStarts {
-  private readonly started = new Map<string, { driver: NodeDriver; ready: Promise<void> }>();
+  private readonly started = new Map<string, { driver: NodeDriver; ready: Promise<void>; begun: boolean; dropped: boolean }>();
   /** Drivers whose start failed: nothing runs them, but a mount namespace may be left to end. */
   private readonly failed: NodeDriver[] = [];
   private readonly waiting: (() => void)[] = [];
@@ -30,17 +30,32 @@ export class DriverStarts {
   /** Begins starting `driver` as soon as a slot is free (unless one is started for `name` already). */
   start(name: string, driver: NodeDriver): void {
     if (this.started.has(name)) return;
-    const ready = this.slot().then(async () => {
+    const entry = { driver, ready: Promise.resolve(), begun: false, dropped: false };
+    entry.ready = this.slot().then(async () => {
       try {
-        if (this.closed) throw new Error(`driver of node ${name} not started: the run is being torn down`);
+        if (this.closed || entry.dropped) throw new Error(`driver of node ${name} not started: the apply that asked for it has failed`);
+        entry.begun = true;
         await driver.start();
       } finally {
         this.release();
       }
     });
     // Failures surface in take(); until then they must not count as unhandled.
-    ready.catch(() => undefined);
-    this.started.set(name, { driver, ready });
+    entry.ready.catch(() => undefined);
+    this.started.set(name, entry);
+  }
+
+  /**
+   * Drops the starts still waiting for a slot: the apply that asked for them has failed (a
+   * driver that refuses its flags refuses them on every node), so they would only start to be
+   * stopped. They hold nothing yet; the same Node applied again starts afresh.
+   */
+  dropQueued(): void {
+    for (const [name, entry] of this.started) {
+      if (entry.begun) continue;
+      entry.dropped = true;
+      this.started.delete(name);
+    }
   }
 
   has(name: string): boolean {
