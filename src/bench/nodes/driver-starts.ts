@@ -22,8 +22,6 @@ export class DriverStarts {
   private readonly failed: NodeDriver[] = [];
   private readonly waiting: (() => void)[] = [];
   private running = 0;
-  /** Set by `leftovers`: starts still waiting for a slot are dropped, not begun. */
-  private closed = false;
 
   constructor(private readonly concurrency = DRIVER_START_CONCURRENCY) {}
 
@@ -33,7 +31,7 @@ export class DriverStarts {
     const entry = { driver, ready: Promise.resolve(), begun: false, dropped: false };
     entry.ready = this.slot().then(async () => {
       try {
-        if (this.closed || entry.dropped) throw new Error(`driver of node ${name} not started: the apply that asked for it has failed`);
+        if (entry.dropped) throw new Error(`driver of node ${name} not started: the apply that asked for it failed, or the run ended`);
         entry.begun = true;
         await driver.start();
       } finally {
@@ -47,8 +45,9 @@ export class DriverStarts {
 
   /**
    * Drops the starts still waiting for a slot: the apply that asked for them has failed (a
-   * driver that refuses its flags refuses them on every node), so they would only start to be
-   * stopped. They hold nothing yet; the same Node applied again starts afresh.
+   * driver that refuses its flags refuses them on every node), or the run is over, so they
+   * would only start to be stopped. They hold nothing yet; the same Node applied again starts
+   * afresh.
    */
   dropQueued(): void {
     for (const [name, entry] of this.started) {
@@ -80,12 +79,11 @@ export class DriverStarts {
   }
 
   /**
-   * Drivers started ahead whose Node was never added, and those whose start failed; waits for
-   * starts still under way, and begins no more: after a failed apply the rest of its Nodes' drivers need not start only to
-   * be stopped (with drivers that all fail at start, a large apply took minutes to give up).
+   * Drivers started ahead whose Node was never added, and those whose start failed, for
+   * teardown to end; waits for starts under way and begins no more (dropQueued).
    */
   async leftovers(): Promise<NodeDriver[]> {
-    this.closed = true;
+    this.dropQueued();
     const all = [...this.started.values()];
     this.started.clear();
     await Promise.allSettled(all.map((s) => s.ready));

@@ -48,7 +48,7 @@ export function renderMetrics(r: RunResult): string {
     `pods stuck: ${m.podsStuck.length}${m.podsStuck.map((s) => `\n  ${s.pod}: ${s.reason}`).join('')}`,
     `time: settled at +${formatDuration(m.settledVirtualMs)} virtual (run ended at +${formatDuration(m.virtualMs)}), ${(m.wallMs / 1000).toFixed(1)} s wall`,
     `events: ${m.events} (${m.eventsPerWallSecond.toFixed(1)}/s wall), reconciles: ${m.reconciles}, peak RSS ${humanBytes(m.peakRssBytes)}`,
-    `CPU until settled: bench process ${(m.cpu.benchMs / 1000).toFixed(1)} s, drivers ${(m.cpu.driversMs / 1000).toFixed(1)} s, whole machine ${(m.cpu.machineMs / 1000).toFixed(1)} s`,
+    `CPU to the end of the steps: bench process ${(m.cpu.benchMs / 1000).toFixed(1)} s, drivers ${(m.cpu.driversMs / 1000).toFixed(1)} s, whole machine ${(m.cpu.machineMs / 1000).toFixed(1)} s`,
   ];
   const stored = storedKindsText(r);
   if (stored !== '') lines.push(`kinds stored, not acted upon: ${stored}`);

@@ -83,7 +83,7 @@ export interface RunMetrics {
   eventsPerWallSecond: number;
   reconciles: number;
   peakRssBytes: number;
-  /** CPU from the run's start until it settled, in milliseconds (user + system). */
+  /** CPU from the run's start until its steps ended (when `wallMs` is taken), in milliseconds (user + system). */
   cpu: RunCpu;
 }
 
