@@ -62,6 +62,8 @@ for f in "${files[@]}"; do
   esac
 done
 vm_log=$(mktemp /tmp/lode-vm-part-XXXXXX.log)
+# The host files' report is also kept, so that the run can end with the failures of both parts.
+host_log=$(mktemp /tmp/lode-host-part-XXXXXX.log)
 # A session of its own, so that stopping the tests stops the VMs too (a background job of a script
 # does not get the terminal's Ctrl-C): the trap signals its whole process group, qemu included.
 # After the guest files the same session runs the host files of test/vm/ (two of them boot a VM of
@@ -78,17 +80,27 @@ setsid bash -c 'rc=0
 vm_pid=$!
 # `|| true`: under prepare.sh's `set -e` a failing command in the trap ends the script with 1, and
 # the kill fails whenever the VM part has already ended, as it normally has: green runs exited 1.
-trap 'kill -TERM -- "-$vm_pid" 2>/dev/null || true; rm -f "$vm_log"; stop_mount_template || true' EXIT
+trap 'kill -TERM -- "-$vm_pid" 2>/dev/null || true; rm -f "$vm_log" "$host_log"; stop_mount_template || true' EXIT
 trap 'exit 130' INT TERM
 echo "# the VM part ($vm_file, then the other files of dist/test/vm/) runs beside the host files; its report follows theirs"
 host_rc=0
 # The host files at a lower priority than the VM part: they mostly wait on the disk, while the
 # emulator needs the processor the whole time and has become the longer part (33 min against
 # 26 min for the host files two at a time, at equal priority, on the 2-core machine).
-nice -n 5 node --test --test-concurrency="$jobs" "${host_timeout[@]}" "${host_files[@]}" || host_rc=$?
+# Shown as node would by default (spec on a terminal, TAP otherwise), and as TAP into the log.
+shown=tap
+if [ -t 1 ]; then shown=spec; fi
+nice -n 5 node --test --test-concurrency="$jobs" "${host_timeout[@]}" \
+  --test-reporter="$shown" --test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$host_log" \
+  "${host_files[@]}" || host_rc=$?
 vm_rc=0
 wait "$vm_pid" || vm_rc=$?
 echo "# the VM part ($vm_file, then the other files of dist/test/vm/), which ran beside the host files:"
 cat "$vm_log"
+# The failures last: the host files' report is thousands of lines above the end by now.
+echo "# failed or cancelled tests of the host files:"
+bash scripts/tap-failures.sh <"$host_log"
+echo "# failed or cancelled tests of the VM part:"
+bash scripts/tap-failures.sh <"$vm_log"
 echo "# host files: exit $host_rc; the VM part: exit $vm_rc"
 [ "$host_rc" = 0 ] && [ "$vm_rc" = 0 ]
