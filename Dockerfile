@@ -16,8 +16,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY proto ./proto
 COPY src ./src
-# The build bundles the driver's modules into one file, which `lode driver` loads.
-COPY scripts/bundle-driver.mjs ./scripts/
+# The build compiles the contract's codec ahead of time and bundles the driver's modules into one
+# file, which `lode driver` loads.
+COPY scripts/gen-codec.mjs scripts/bundle-driver.mjs ./scripts/
 # Only src/ is in the context (see .dockerignore), so this compiles the program, not the tests.
 RUN npm run build
 
@@ -50,7 +51,8 @@ ENV NODE_ENV=production
 # for every node process in the container, whatever command starts it.
 ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=256"
 # package.json carries "type": "module", which the compiled ESM files need, and the version the
-# driver reports; the CSI contract is loaded from proto/ at run time.
+# driver reports. The driver's CSI codec is compiled into dist/src/gen at build time; proto/ is
+# still read at run time by the bench's kubelet plugin registration (pluginregistration.proto).
 COPY package.json ./
 COPY proto ./proto
 COPY --from=deps /src/node_modules ./node_modules

@@ -5,8 +5,7 @@ import * as net from 'node:net';
 import { getHeapStatistics } from 'node:v8';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import type * as protoLoader from '@grpc/proto-loader';
-import { csiDefinition } from '../csi/proto.js';
+import { csiDefinition, type CsiServiceDefinition } from '../csi/proto.js';
 import { connectKube } from '../kube/kube-client.js';
 import { ClaimReasonEvents } from './cluster/claim-reasons/claim-reason-events.js';
 import { startNodeLoss } from './cluster/node-loss/node-loss.js';
@@ -86,10 +85,10 @@ export const MAX_REQUEST_BYTES = 128 * 1024;
  * UndecodableRequest for the adapter to refuse with INVALID_ARGUMENT: grpc-js would answer
  * INTERNAL ("Error deserializing request"), which tells the caller the driver is at fault.
  */
-function serviceOf(name: string): protoLoader.ServiceDefinition {
+function serviceOf(name: string): CsiServiceDefinition {
   const definition = csiDefinition()[`csi.v1.${name}`];
-  if (definition === undefined || 'format' in definition) throw new Error(`csi.v1.${name} is not a service of the contract`);
-  const tolerant: protoLoader.ServiceDefinition = {};
+  if (definition === undefined) throw new Error(`csi.v1.${name} is not a service of the contract`);
+  const tolerant: CsiServiceDefinition = {};
   for (const [method, m] of Object.entries(definition)) {
     tolerant[method] = {
       ...m,

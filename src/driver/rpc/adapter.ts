@@ -1,7 +1,6 @@
 // Turns async CSI handlers into grpc-js handlers: bounds before work, a deadline for the work, statuses for failures, a log line and an observation per call.
 import { status, type handleUnaryCall, type ServerUnaryCall, type UntypedHandleCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import type * as protoLoader from '@grpc/proto-loader';
-import { csiDefinition } from '../../csi/proto.js';
+import type { CsiServiceDefinition } from '../../csi/proto.js';
 import { withCallSignal } from '../../util/call-signal.js';
 import { log, logEnabled } from '../../util/log.js';
 import { boundsFor, type BoundsCheck } from './bounds.js';
@@ -111,21 +110,15 @@ export function unary<Req, Res>(
   };
 }
 
-/** The message type of each method's request, from the contract. */
-function requestTypes(service: protoLoader.ServiceDefinition): Map<string, protoLoader.MessageTypeDefinition<object, object>> {
-  return new Map(Object.entries(service).map(([name, m]) => [name, m.requestType]));
-}
-
 /** Wraps every handler of a service object; `service` is its definition in the contract, which the size limits follow. */
 export function adaptService<T extends Record<string, AsyncHandler<never, unknown>>>(
-  service: protoLoader.ServiceDefinition, handlers: T, observer?: RpcObserver,
+  service: CsiServiceDefinition, handlers: T, observer?: RpcObserver,
 ): UntypedServiceImplementation {
-  const types = requestTypes(service);
   const out: UntypedServiceImplementation = {};
   for (const [method, fn] of Object.entries(handlers)) {
-    const type = types.get(method);
+    const type = service[method]?.requestType;
     if (type === undefined) throw new Error(`${method} is not a method of the service`);
-    out[method] = unary(method, fn as AsyncHandler<unknown, unknown>, boundsFor(type, csiDefinition()), observer) as UntypedHandleCall;
+    out[method] = unary(method, fn as AsyncHandler<unknown, unknown>, boundsFor(type), observer) as UntypedHandleCall;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // The CSI spec's size limits on every string and map of a request, derived from the contract's schema and checked before any handler runs.
-import type * as protoLoader from '@grpc/proto-loader';
+import { CSI_PACKAGE, csiSchema, type SchemaNode } from '../../csi/proto.js';
 import { invalidArgument } from './errors.js';
 import { printable } from './printable.js';
 
@@ -21,20 +21,6 @@ export const MAP_LIMIT = 4096;
 export const PATH_LIMIT = 4095;
 export const REPEATED_STRING_LIMIT = 4096;
 const PATH_FIELDS = new Set(['target_path', 'staging_target_path', 'volume_path']);
-
-/** The parts of a message descriptor (as @grpc/proto-loader renders DescriptorProto) read here. */
-interface FieldDescriptor {
-  name: string;
-  label: string;
-  type: string;
-  typeName: string;
-}
-interface MessageDescriptor {
-  name: string;
-  field: FieldDescriptor[];
-  nestedType: MessageDescriptor[];
-  options: { mapEntry?: boolean } | null;
-}
 
 type Rule =
   | { kind: 'string'; field: string; limit: number }
@@ -87,56 +73,60 @@ function check(value: Record<string, unknown>, rules: readonly Rule[], prefix: s
   }
 }
 
-/** Finds the descriptor a field's typeName names, the way protobuf scopes names: innermost message first, then the package. */
-function resolve(typeName: string, scopes: readonly MessageDescriptor[], definition: protoLoader.PackageDefinition, pkg: string): MessageDescriptor | undefined {
+/** protobuf's scalar types other than string and bytes: nothing to bound. */
+const SCALARS = new Set(['double', 'float', 'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64', 'bool']);
+
+/** The schema node a field's type names, the way protobuf scopes names: innermost message first, out to the root. */
+function resolve(typeName: string, scopes: readonly SchemaNode[]): SchemaNode | undefined {
   const parts = typeName.replace(/^\./, '').split('.');
-  const descend = (start: MessageDescriptor | undefined, rest: readonly string[]) =>
-    rest.reduce<MessageDescriptor | undefined>((d, part) => d?.nestedType.find((n) => n.name === part), start);
   for (let i = scopes.length - 1; i >= 0; i--) {
-    const nested = scopes[i]?.nestedType.find((n) => n.name === parts[0]);
-    if (nested) return descend(nested, parts.slice(1));
-  }
-  // Top-level messages are keyed by their full name; nested ones are reached from their parent.
-  for (const qualified of [[...pkg.split('.'), ...parts], parts]) {
-    for (let n = qualified.length; n > 0; n--) {
-      const d = definition[qualified.slice(0, n).join('.')];
-      if (d !== undefined && 'format' in d && d.format === 'Protocol Buffer 3 DescriptorProto') {
-        return descend(d.type as MessageDescriptor, qualified.slice(n));
-      }
-    }
+    let node = scopes[i]?.nested?.[parts[0] ?? ''];
+    for (const part of parts.slice(1)) node = node?.nested?.[part];
+    if (node !== undefined) return node;
   }
   return undefined;
 }
 
-function compile(scopes: readonly MessageDescriptor[], definition: protoLoader.PackageDefinition, pkg: string): Rule[] {
+/** The rules of the message last in `scopes` (the root, the package's parts, then the messages it is nested in). */
+function compile(scopes: readonly SchemaNode[], name: string): Rule[] {
   const message = scopes[scopes.length - 1];
   if (message === undefined || scopes.length > 16) throw new Error('message nesting too deep to check');
   const rules: Rule[] = [];
-  for (const f of message.field) {
-    const repeated = f.label === 'LABEL_REPEATED';
-    if (f.type === 'TYPE_STRING') {
-      if (repeated) rules.push({ kind: 'strings', field: f.name, limit: REPEATED_STRING_LIMIT });
-      else rules.push({ kind: 'string', field: f.name, limit: PATH_FIELDS.has(f.name) ? PATH_LIMIT : STRING_LIMIT });
-    } else if (f.type === 'TYPE_MESSAGE') {
-      const target = resolve(f.typeName, scopes, definition, pkg);
-      if (target === undefined) throw new Error(`cannot resolve ${f.typeName} (field ${f.name} of ${message.name})`);
-      if (target.options?.mapEntry) {
-        rules.push({ kind: 'map', field: f.name });
-      } else {
-        const inner = compile([...scopes, target], definition, pkg);
-        if (inner.length > 0) rules.push({ kind: 'message', field: f.name, repeated, rules: inner });
-      }
-    } else if (f.type === 'TYPE_BYTES') {
+  for (const [field, f] of Object.entries(message.fields ?? {})) {
+    const repeated = f.rule === 'repeated';
+    if (f.keyType !== undefined) {
+      rules.push({ kind: 'map', field });
+    } else if (f.type === 'string') {
+      if (repeated) rules.push({ kind: 'strings', field, limit: REPEATED_STRING_LIMIT });
+      else rules.push({ kind: 'string', field, limit: PATH_FIELDS.has(field) ? PATH_LIMIT : STRING_LIMIT });
+    } else if (f.type === 'bytes') {
       // None in the requests Lode serves; refuse to compile rather than leave one unbounded.
-      throw new Error(`bytes field ${f.name} of ${message.name} has no size limit here`);
+      throw new Error(`bytes field ${field} of ${name} has no size limit here`);
+    } else if (!SCALARS.has(f.type)) {
+      const target = resolve(f.type, scopes);
+      if (target === undefined) throw new Error(`cannot resolve ${f.type} (field ${field} of ${name})`);
+      if (target.fields !== undefined) {
+        const inner = compile([...scopes, target], `${name}.${field}`);
+        if (inner.length > 0) rules.push({ kind: 'message', field, repeated, rules: inner });
+      } else if (target.values === undefined) {
+        throw new Error(`${f.type} (field ${field} of ${name}) is neither a message nor an enum`);
+      }
     }
   }
   return rules;
 }
 
-/** The bounds check for requests of `type`, a message of package `pkg` in `definition`. */
-export function boundsFor(type: protoLoader.MessageTypeDefinition<object, object>, definition: protoLoader.PackageDefinition, pkg = 'csi.v1'): BoundsCheck {
-  const rules = compile([type.type as MessageDescriptor], definition, pkg);
+/** The bounds check for requests of `type`, a message of the contract's package (its name there: "CreateVolumeRequest"). */
+export function boundsFor(type: string, schema: SchemaNode = csiSchema(), pkg = CSI_PACKAGE): BoundsCheck {
+  const scopes: SchemaNode[] = [schema];
+  for (const part of pkg.split('.')) {
+    const next = scopes[scopes.length - 1]?.nested?.[part];
+    if (next === undefined) throw new Error(`the schema has no package ${pkg}`);
+    scopes.push(next);
+  }
+  const message = scopes[scopes.length - 1]?.nested?.[type];
+  if (message?.fields === undefined) throw new Error(`${pkg}.${type} is not a message of the schema`);
+  const rules = compile([...scopes, message], type);
   return (request) => {
     if (isRecord(request)) check(request, rules, '');
   };
