@@ -2,9 +2,9 @@
 import type { NodeDriver } from './node-driver.js';
 
 /**
- * Driver processes started at once. A start is mostly Node.js loading the driver, about 0.2 s
- * of CPU on the 2-core development machine since the driver is one bundled module
- * (docs/benchmarks.md, "Driver start"); four at a time keep two cores busy while some wait
+ * Driver processes started at once. A start is mostly Node.js loading the driver, a few tenths
+ * of a second of CPU on the 2-core development machine (docs/benchmarks.md, "Driver start",
+ * part (f)); four at a time keep two cores busy while some wait
  * for their sockets, and bound the memory and the processes a large apply spawns in one go.
  */
 export const DRIVER_START_CONCURRENCY = 4;
