@@ -27,19 +27,23 @@ export interface CsiMethodDefinition extends grpc.MethodDefinition<object, objec
 export type CsiServiceDefinition = Record<string, CsiMethodDefinition>;
 
 /**
- * The contract as data (protobufjs's JSON form of proto/csi.proto, made at build time): what
- * the service definitions and the requests' size limits are read from.
+ * The contract as data (protobufjs's JSON form of proto/csi.proto, made at build time), from
+ * its root down to the package's node: the scopes a type name of the package is looked up in,
+ * innermost last. The service definitions and the requests' size limits are read from it.
  */
-export function csiSchema(): SchemaNode {
-  return CSI_SCHEMA;
+export function csiPackageScopes(): SchemaNode[] {
+  const scopes: SchemaNode[] = [CSI_SCHEMA];
+  for (const part of CSI_PACKAGE.split('.')) {
+    const next = scopes[scopes.length - 1]?.nested?.[part];
+    if (next === undefined) throw new Error(`the schema has no package ${CSI_PACKAGE}`);
+    scopes.push(next);
+  }
+  return scopes;
 }
 
 /** The package's node in the schema. */
 function packageNode(): SchemaNode {
-  let node: SchemaNode | undefined = CSI_SCHEMA;
-  for (const part of CSI_PACKAGE.split('.')) node = node?.nested?.[part];
-  if (node === undefined) throw new Error(`the schema has no package ${CSI_PACKAGE}`);
-  return node;
+  return csiPackageScopes().at(-1)!;
 }
 
 function codecOf(name: string): CsiMessageCodec {

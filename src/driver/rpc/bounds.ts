@@ -1,5 +1,5 @@
 // The CSI spec's size limits on every string and map of a request, derived from the contract's schema and checked before any handler runs.
-import { CSI_PACKAGE, csiSchema, type SchemaNode } from '../../csi/proto.js';
+import { CSI_PACKAGE, csiPackageScopes, type SchemaNode } from '../../csi/proto.js';
 import { invalidArgument } from './errors.js';
 import { printable } from './printable.js';
 
@@ -117,15 +117,10 @@ function compile(scopes: readonly SchemaNode[], name: string): Rule[] {
 }
 
 /** The bounds check for requests of `type`, a message of the contract's package (its name there: "CreateVolumeRequest"). */
-export function boundsFor(type: string, schema: SchemaNode = csiSchema(), pkg = CSI_PACKAGE): BoundsCheck {
-  const scopes: SchemaNode[] = [schema];
-  for (const part of pkg.split('.')) {
-    const next = scopes[scopes.length - 1]?.nested?.[part];
-    if (next === undefined) throw new Error(`the schema has no package ${pkg}`);
-    scopes.push(next);
-  }
-  const message = scopes[scopes.length - 1]?.nested?.[type];
-  if (message?.fields === undefined) throw new Error(`${pkg}.${type} is not a message of the schema`);
+export function boundsFor(type: string): BoundsCheck {
+  const scopes = csiPackageScopes();
+  const message = scopes.at(-1)?.nested?.[type];
+  if (message?.fields === undefined) throw new Error(`${CSI_PACKAGE}.${type} is not a message of the schema`);
   const rules = compile([...scopes, message], type);
   return (request) => {
     if (isRecord(request)) check(request, rules, '');
