@@ -30,20 +30,21 @@ export async function preallocateFile(file: string, bytes: number, opts: ExecOpt
 }
 
 /**
- * Preallocates several files at once. Through the tool helper each is one system call and no
- * process. Without it, one process does them all: a shell that starts fallocate(1) for each, all
- * at once, each through setpriv so that it dies with the shell, as the shell dies with its
- * caller (exec.ts); starting a tool from the driver forks the whole driver and holds its event
- * loop for the fork, and the shell's own forks are small. A file that is not there (anymore) is
- * skipped, never created, and a link is not followed. Failures are not reported per file:
- * callers check each file (isPreallocated) and preallocate the ones that fell short alone,
- * which gives them the file's own error.
+ * Preallocates several files at once; says for each whether it is known done. Through the tool
+ * helper each is one system call and no process, and its answer is the file's own. Without it,
+ * one process does them all: a shell that starts fallocate(1) for each, all at once, each
+ * through setpriv so that it dies with the shell, as the shell dies with its caller (exec.ts);
+ * starting a tool from the driver forks the whole driver and holds its event loop for the fork,
+ * and the shell's own forks are small. A file that is not there (anymore) is skipped, never
+ * created, and a link is not followed. A file not known done (a refused call, or any file of the
+ * shell's run, whose failures are not told apart) is for the caller to check (isPreallocated)
+ * and preallocate alone if it fell short, which gives it the file's own error.
  */
-export async function preallocateFiles(files: ReadonlyArray<{ file: string; bytes: number }>, opts: ExecOptions = {}): Promise<void> {
+export async function preallocateFiles(files: ReadonlyArray<{ file: string; bytes: number }>, opts: ExecOptions = {}): Promise<boolean[]> {
   const helperOpts = opts.signal === undefined ? {} : { signal: opts.signal };
-  const done = await Promise.all(files.map((f) => callThroughHelper({ name: 'fallocate', file: f.file, bytes: f.bytes }, helperOpts).then((a) => a !== null, () => true)));
-  const left = files.filter((_, i) => !done[i]);
-  if (left.length === 0) return;
+  const answers = await Promise.all(files.map((f) => callThroughHelper({ name: 'fallocate', file: f.file, bytes: f.bytes }, helperOpts).then((a) => (a === null ? 'direct' : 'done'), () => 'refused')));
+  const left = files.filter((_, i) => answers[i] === 'direct');
+  if (left.length === 0) return answers.map((a) => a === 'done');
   const script = [
     'p=""; command -v setpriv >/dev/null 2>&1 && p="setpriv --pdeathsig KILL --"',
     'while [ $# -ge 2 ]; do',
@@ -53,6 +54,7 @@ export async function preallocateFiles(files: ReadonlyArray<{ file: string; byte
     'wait',
   ].join('\n');
   await run('sh', ['-c', script, 'sh', ...left.flatMap((f) => [String(f.bytes), f.file])], opts);
+  return answers.map((a) => a === 'done');
 }
 
 /** Whether `file` is at least `bytes` long with at least that many bytes of blocks allocated (what fallocate leaves). */

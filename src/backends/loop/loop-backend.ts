@@ -211,10 +211,12 @@ export class LoopBackend implements BlockBackend, LoopImages {
       else await this.preallocateAlone(only.image, only.bytes, only.signal);
       return ['done'];
     }
-    await outsideCall(() => preallocateFiles(batch.map((p) => ({ file: p.image, bytes: p.bytes })))).catch((err: unknown) => {
+    const done = await outsideCall(() => preallocateFiles(batch.map((p) => ({ file: p.image, bytes: p.bytes })))).catch((err: unknown) => {
       log('debug', 'a shared preallocation failed; each image is checked and preallocated alone', { error: (err as Error).message });
+      return [];
     });
-    return batch.map(() => 'check');
+    // An image the helper answered for is done; any other is checked, and made alone if short.
+    return batch.map((_, i) => (done[i] === true ? 'done' : 'check'));
   }
 
   private async preallocateAlone(image: string, bytes: number, signal?: AbortSignal): Promise<void> {
