@@ -8,6 +8,7 @@ import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { RequestCount } from '../src/bench/api/request-counts.js';
 import { benchNodes } from './bench-nodes.js';
+import { interrupts, type Interrupts } from './interrupts.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/base/', import.meta.url));
@@ -94,29 +95,47 @@ async function main(): Promise<number> {
   // The base install at the smallest size only: with nothing leader-elected its figure does not
   // depend on the node count, and each run costs minutes.
   const runs: Array<[Config, number]> = [...(sizes.length > 0 ? [['base', Math.min(...sizes)] as [Config, number]] : []), ...sizes.map((n): [Config, number] => ['node-loss', n])];
-  for (const [config, count] of runs) {
-    process.stderr.write(`api idle bench: ${config}, ${count} nodes, ${IDLE_MS / 1000} s idle ...\n`);
-    const started = Date.now();
-    const r = await runScenario(scenario(count, config), { workDir: join(workRoot, `api-idle-${process.pid}-${config}-${count}`) });
-    const wallS = (Date.now() - started) / 1000;
-    const a = r.marks.find((m) => m.text === IDLE_START);
-    const b = r.marks.find((m) => m.text === IDLE_END);
-    if (a === undefined || b === undefined || r.teardownProblems.length > 0) {
-      process.stderr.write(`api idle bench: ${config}, ${count} nodes: the run did not reach its marks, or tore down unclean: ${r.teardownProblems.join('; ')}\n`);
+  const stop = interrupts('api idle bench');
+  try {
+    for (const [config, count] of runs) rows.push(await idleRow(config, count, workRoot, stop));
+  } catch (err) {
+    if (err instanceof RunUnusable) {
+      process.stderr.write(`${err.message}\n`);
       return 1;
     }
-    const minutes = (b.virtualMs - a.virtualMs) / 60_000;
-    if (process.env.LODE_API_IDLE_DEBUG) for (const x of b.requests) process.stderr.write(`${x.client} ${x.verb} ${x.resource} ${x.count}\n`);
-    const per = (w: Window): string => (w.requests / count / minutes).toFixed(2);
-    const lode = windowOf(a.requests, b.requests, 'lode-driver');
-    const prov = windowOf(a.requests, b.requests, 'csi-provisioner');
-    const verbs = (w: Window): string => Object.entries(w.byVerb).sort().map(([v, n]) => `${v} ${n}`).join(', ') || 'none';
-    rows.push(`${config.padEnd(11)}${String(count).padEnd(7)}${minutes.toFixed(2).padEnd(9)}${per(lode).padEnd(13)}${per(prov).padEnd(17)}${String(lode.watches).padEnd(13)}${String(prov.watches).padEnd(17)}${wallS.toFixed(0)} s   lode: ${verbs(lode)}; csi-provisioner: ${verbs(prov)}`);
+    if (!stop.signal.aborted) throw err;
+    process.stderr.write(`api idle bench: ${(err as Error).message}\n`);
+    return 130;
+  } finally {
+    stop.dispose();
   }
   process.stdout.write(`API requests per node per idle minute (${os.cpus().length} cores; drivers with API access as deploy/base runs them, and with node-loss on; list, get and writes; watches opened counted apart)\n`);
   process.stdout.write(`${'drivers'.padEnd(11)}${'nodes'.padEnd(7)}${'minutes'.padEnd(9)}${'lode-driver'.padEnd(13)}${'csi-provisioner'.padEnd(17)}${'lode watches'.padEnd(13)}${'prov. watches'.padEnd(17)}wall, requests in the window by verb\n`);
   for (const row of rows) process.stdout.write(`${row}\n`);
   return 0;
+}
+
+/** A run that did not reach its marks or tore down unclean: the bench fails with its message. */
+class RunUnusable extends Error {}
+
+/** One configuration's run at one size: its table row. */
+async function idleRow(config: Config, count: number, workRoot: string, stop: Interrupts): Promise<string> {
+  process.stderr.write(`api idle bench: ${config}, ${count} nodes, ${IDLE_MS / 1000} s idle ...\n`);
+  const started = Date.now();
+  const r = await runScenario(scenario(count, config), { workDir: join(workRoot, `api-idle-${process.pid}-${config}-${count}`), signal: stop.signal, onCluster: stop.onCluster });
+  const wallS = (Date.now() - started) / 1000;
+  const a = r.marks.find((m) => m.text === IDLE_START);
+  const b = r.marks.find((m) => m.text === IDLE_END);
+  if (a === undefined || b === undefined || r.teardownProblems.length > 0) {
+    throw new RunUnusable(`api idle bench: ${config}, ${count} nodes: the run did not reach its marks, or tore down unclean: ${r.teardownProblems.join('; ')}`);
+  }
+  const minutes = (b.virtualMs - a.virtualMs) / 60_000;
+  if (process.env.LODE_API_IDLE_DEBUG) for (const x of b.requests) process.stderr.write(`${x.client} ${x.verb} ${x.resource} ${x.count}\n`);
+  const per = (w: Window): string => (w.requests / count / minutes).toFixed(2);
+  const lode = windowOf(a.requests, b.requests, 'lode-driver');
+  const prov = windowOf(a.requests, b.requests, 'csi-provisioner');
+  const verbs = (w: Window): string => Object.entries(w.byVerb).sort().map(([v, n]) => `${v} ${n}`).join(', ') || 'none';
+  return `${config.padEnd(11)}${String(count).padEnd(7)}${minutes.toFixed(2).padEnd(9)}${per(lode).padEnd(13)}${per(prov).padEnd(17)}${String(lode.watches).padEnd(13)}${String(prov.watches).padEnd(17)}${wallS.toFixed(0)} s   lode: ${verbs(lode)}; csi-provisioner: ${verbs(prov)}`;
 }
 
 main().then((code) => { process.exitCode = code; }, (err: unknown) => {

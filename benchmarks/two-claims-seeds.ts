@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { loadScenario } from '../src/bench/scenario/scenario-file.js';
 import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
+import { interrupts, type Interrupts } from './interrupts.js';
 
 const SCENARIOS = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 const USAGE = 'usage: node dist/benchmarks/two-claims-seeds.js [SEEDS (default 20)] [SCENARIO (default 04-two-claims/scenario-tie.yaml)]\n';
@@ -49,12 +50,29 @@ async function main(): Promise<number> {
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   process.stdout.write(`${file}, seeds 1..${seeds}\n`);
+  let failed: number;
+  const stop = interrupts('the seed comparison');
+  try {
+    failed = await compareSeeds(file, seeds, workRoot, stop);
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+    process.stderr.write(`the seed comparison: ${(err as Error).message}\n`);
+    return 130;
+  } finally {
+    stop.dispose();
+  }
+  if (failed > 0) process.stdout.write(`\n${failed} run(s) with teardown problems or controller errors\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+/** Each seed without and with pod reservations, printed as it goes; returns how many runs had teardown problems or controller errors. */
+async function compareSeeds(file: string, seeds: number, workRoot: string, stop: Interrupts): Promise<number> {
   let failed = 0;
   for (const driverApi of [false, true]) {
     const outcomes: SeedOutcome[] = [];
     for (let seed = 1; seed <= seeds; seed++) {
       const scenario = loadScenario(file, undefined, { seed, driverApi });
-      const r = await runScenario(scenario, { workDir: join(workRoot, `seeds-${process.pid}-${driverApi ? 'on' : 'off'}-${seed}`), seed });
+      const r = await runScenario(scenario, { workDir: join(workRoot, `seeds-${process.pid}-${driverApi ? 'on' : 'off'}-${seed}`), seed, signal: stop.signal, onCluster: stop.onCluster });
       if (r.teardownProblems.length > 0 || r.controllerErrors.length > 0) failed++;
       outcomes.push(outcomeOf(seed, r));
     }
@@ -68,8 +86,7 @@ async function main(): Promise<number> {
       process.stdout.write(`  seed ${String(o.seed).padStart(2)}: ${o.running ? `Running on ${o.node}` : 'stuck'}, ${o.createVolumeAttempts} CreateVolume, ${o.schedulingAttempts} scheduling attempt(s), ${o.leftoverVolumes} PV(s) and ${o.strayBytes} bytes left behind\n`);
     }
   }
-  if (failed > 0) process.stdout.write(`\n${failed} run(s) with teardown problems or controller errors\n`);
-  return failed > 0 ? 1 : 0;
+  return failed;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) process.exitCode = await main();
