@@ -95,7 +95,9 @@ export class LoopBackend implements BlockBackend, LoopImages {
     // Lode's leaves one; whatever did (an unusable record, a hand-made or foreign file) holds
     // data Lode cannot account for. The catalog decides how to report it.
     const recorded = new Set(records.map((r) => r.id));
-    const devices = await listLoopDevices();
+    // Scanned only for a recorded image: the scan reads every loop device the kernel ever made
+    // (a node that ran many volumes keeps hundreds), which a fresh pool has no use for.
+    let devices: LoopDevice[] | undefined;
     this.known.clear();
     this.imageBytes.clear();
     const sizes = new Map(records.map((r) => [this.imagePath(r), exclusiveBytes(r)]));
@@ -105,6 +107,7 @@ export class LoopBackend implements BlockBackend, LoopImages {
       const id = name.slice(0, -IMAGE_SUFFIX.length);
       const image = path.join(this.dir, name);
       if (recorded.has(id)) {
+        devices ??= await listLoopDevices();
         this.known.set(image, (await devicesBacking(devices, image)).map((d) => d.device));
         this.imageBytes.set(image, sizes.get(image) ?? 0);
         continue;
