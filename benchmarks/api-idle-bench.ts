@@ -8,7 +8,7 @@ import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { Scenario } from '../src/bench/scenario/scenario-file.js';
 import type { RequestCount } from '../src/bench/api/request-counts.js';
 import { benchNodes } from './bench-nodes.js';
-import { interrupts, type Interrupts } from './interrupts.js';
+import { INTERRUPTED, interruptible, type Interrupts } from './interrupts.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/base/', import.meta.url));
@@ -95,19 +95,15 @@ async function main(): Promise<number> {
   // The base install at the smallest size only: with nothing leader-elected its figure does not
   // depend on the node count, and each run costs minutes.
   const runs: Array<[Config, number]> = [...(sizes.length > 0 ? [['base', Math.min(...sizes)] as [Config, number]] : []), ...sizes.map((n): [Config, number] => ['node-loss', n])];
-  const stop = interrupts('api idle bench');
   try {
-    for (const [config, count] of runs) rows.push(await idleRow(config, count, workRoot, stop));
+    const ran = await interruptible('api idle bench', async (stop) => {
+      for (const [config, count] of runs) rows.push(await idleRow(config, count, workRoot, stop));
+    });
+    if (ran === INTERRUPTED) return 130;
   } catch (err) {
-    if (err instanceof RunUnusable) {
-      process.stderr.write(`${err.message}\n`);
-      return 1;
-    }
-    if (!stop.signal.aborted) throw err;
-    process.stderr.write(`api idle bench: ${(err as Error).message}\n`);
-    return 130;
-  } finally {
-    stop.dispose();
+    if (!(err instanceof RunUnusable)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return 1;
   }
   process.stdout.write(`API requests per node per idle minute (${os.cpus().length} cores; drivers with API access as deploy/base runs them, and with node-loss on; list, get and writes; watches opened counted apart)\n`);
   process.stdout.write(`${'drivers'.padEnd(11)}${'nodes'.padEnd(7)}${'minutes'.padEnd(9)}${'lode-driver'.padEnd(13)}${'csi-provisioner'.padEnd(17)}${'lode watches'.padEnd(13)}${'prov. watches'.padEnd(17)}wall, requests in the window by verb\n`);

@@ -9,7 +9,7 @@ import type { ProvisioningMode } from '../src/bench/cluster/cluster.js';
 import type { RunCpu, RunResult } from '../src/bench/scenario/run-result.js';
 import { humanBytes } from '../src/util/quantity.js';
 import { benchNodes } from './bench-nodes.js';
-import { interrupts } from './interrupts.js';
+import { INTERRUPTED, interruptible } from './interrupts.js';
 import { CAPACITY_POLL_MS } from '../src/bench/controllers/capacity-publisher.js';
 import { formatDuration } from '../src/bench/clock/virtual-clock.js';
 
@@ -86,8 +86,7 @@ async function main(): Promise<number> {
   const chosen = sizes.length > 0 ? sizes : [10, 25, 50, 100];
   const compared = distributedOnly ? [] : [Math.min(...chosen), Math.max(...chosen)];
   const plan: [number, ProvisioningMode][] = chosen.flatMap((n) => [[n, 'distributed'], ...(compared.includes(n) ? [[n, 'central']] : [])] as [number, ProvisioningMode][]);
-  const stop = interrupts('cluster bench');
-  try {
+  const ran = await interruptible('cluster bench', async (stop) => {
     for (const [nodes, mode] of plan) {
       process.stderr.write(`cluster bench: ${nodes} nodes x ${nodes * PODS_PER_NODE} pods, ${mode} provisioning ...\n`);
       const r = await runScenario(scenario(nodes, mode), { workDir: join(workRoot, `cluster-bench-${process.pid}-${nodes}-${mode}`), signal: stop.signal, onCluster: stop.onCluster, ...(overlap !== undefined ? { overlap } : {}) });
@@ -95,16 +94,13 @@ async function main(): Promise<number> {
       const running = r.pods.filter((p) => p.phase === 'Running').length;
       if (running !== r.pods.length || r.teardownProblems.length > 0) {
         process.stderr.write(`cluster bench: ${running}/${r.pods.length} pods running; teardown: ${r.teardownProblems.join('; ') || 'clean'}\n`);
-        return 1;
+        return false;
       }
     }
-  } catch (err) {
-    if (!stop.signal.aborted) throw err;
-    process.stderr.write(`cluster bench: ${(err as Error).message}\n`);
-    return 130;
-  } finally {
-    stop.dispose();
-  }
+    return true;
+  });
+  if (ran === INTERRUPTED) return 130;
+  if (!ran) return 1;
   process.stdout.write('\ncluster bench (real lode drivers, 16Mi ext4 volume per pod, half generic ephemeral, half claims; capacity tracking on)\n');
   process.stdout.write(`${'mode'.padEnd(12)}${'nodes'.padEnd(6)}${'pods'.padEnd(6)}${'wall'.padEnd(9)}${'wall/pod'.padEnd(10)}${'virtual'.padEnd(9)}${'events'.padEnd(8)}${'events/s'.padEnd(10)}${'attempts'.padEnd(10)}${'bench RSS'.padEnd(11)}CPU until settled: bench process, drivers, whole machine (cores busy)\n`);
   for (const { nodes, r } of rows) {

@@ -17,7 +17,7 @@ export interface Interrupts {
  * aborts the run, whose teardown then removes all of it; a second kills the drivers and sweeps
  * the work directory, then exits with 130.
  */
-export function interrupts(name: string): Interrupts {
+function interrupts(name: string): Interrupts {
   const abort = new AbortController();
   let cluster: Cluster | undefined;
   const on = (): void => {
@@ -38,4 +38,25 @@ export function interrupts(name: string): Interrupts {
       process.off('SIGTERM', on);
     },
   };
+}
+
+/** What interruptible answers when a signal ended the work. */
+export const INTERRUPTED = Symbol('interrupted');
+
+/**
+ * Runs `work` (the benchmark's runs, each given `stop.signal` and `stop.onCluster`) with the
+ * handlers above in place, and gives the signals back after. Work that throws because a signal
+ * aborted it answers INTERRUPTED, its reason printed; any other throw is the caller's.
+ */
+export async function interruptible<T>(name: string, work: (stop: Interrupts) => Promise<T>): Promise<T | typeof INTERRUPTED> {
+  const stop = interrupts(name);
+  try {
+    return await work(stop);
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+    process.stderr.write(`${name}: ${(err as Error).message}\n`);
+    return INTERRUPTED;
+  } finally {
+    stop.dispose();
+  }
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { loadScenario } from '../src/bench/scenario/scenario-file.js';
 import { runScenario } from '../src/bench/scenario/scenario-runner.js';
 import type { RunResult } from '../src/bench/scenario/run-result.js';
-import { interrupts, type Interrupts } from './interrupts.js';
+import { INTERRUPTED, interruptible, type Interrupts } from './interrupts.js';
 
 const SCENARIOS = fileURLToPath(new URL('../../scenarios/', import.meta.url));
 const USAGE = 'usage: node dist/benchmarks/two-claims-seeds.js [SEEDS (default 20)] [SCENARIO (default 04-two-claims/scenario-tie.yaml)]\n';
@@ -50,17 +50,8 @@ async function main(): Promise<number> {
   const workRoot = resolve(process.env.LODE_BENCH_WORK_DIR ?? '/var/lib/lode/bench');
   mkdirSync(workRoot, { recursive: true });
   process.stdout.write(`${file}, seeds 1..${seeds}\n`);
-  let failed: number;
-  const stop = interrupts('the seed comparison');
-  try {
-    failed = await compareSeeds(file, seeds, workRoot, stop);
-  } catch (err) {
-    if (!stop.signal.aborted) throw err;
-    process.stderr.write(`the seed comparison: ${(err as Error).message}\n`);
-    return 130;
-  } finally {
-    stop.dispose();
-  }
+  const failed = await interruptible('the seed comparison', (stop) => compareSeeds(file, seeds, workRoot, stop));
+  if (failed === INTERRUPTED) return 130;
   if (failed > 0) process.stdout.write(`\n${failed} run(s) with teardown problems or controller errors\n`);
   return failed > 0 ? 1 : 0;
 }
