@@ -50,6 +50,19 @@ describe('hasEnoughCapacity', () => {
   });
 });
 
+describe('a scheduling cycle\'s snapshot of the capacities', () => {
+  it('is read afresh when the cycle is given another one (the planner gives each node its own)', () => {
+    const topo = { matchLabels: { 'topology.lode.csi.dev/node': 'n1' } };
+    const s = store(true, []);
+    const state = preFilter(s, { metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [] } });
+    state.capacities = [cap({ capacity: '512Mi', nodeTopology: topo })];
+    assert.equal(matchCapacity(s, 'lode.csi.dev', pvc('1Gi'), sc, node, state).sufficient, false);
+    state.capacities = [cap({ capacity: '512Mi', nodeTopology: topo }), cap({ capacity: '3Gi', nodeTopology: topo })];
+    assert.equal(matchCapacity(s, 'lode.csi.dev', pvc('1Gi'), sc, node, state).match?.capacity, '3Gi');
+    assert.equal(matchCapacity(s, 'lode.csi.dev', pvc('256Mi'), sc, node, state).match?.capacity, '512Mi', 'the first that fits, in the snapshot\'s order');
+  });
+});
+
 describe('static PV matching', () => {
   const pv = (name: string, size: string, nodeName: string, extra: Partial<V1PersistentVolume['spec']> = {}): V1PersistentVolume => ({
     metadata: { name }, status: { phase: 'Available' },

@@ -152,6 +152,35 @@ function topologyAllowed(sc: V1StorageClass, node: V1Node): boolean {
   return terms.some((t) => (t.matchLabelExpressions ?? []).every((e) => e.values.includes(labels[e.key] ?? '\u0000')));
 }
 
+/** A CSIStorageCapacity with the size it offers (maximumVolumeSize, else capacity), read once. */
+interface CapacityEntry {
+  cap: V1CSIStorageCapacity;
+  limit: number;
+}
+
+/** Each snapshot's objects by class (capacitiesByClass), made once per snapshot. */
+const classIndexes = new WeakMap<readonly V1CSIStorageCapacity[], Map<string, CapacityEntry[]>>();
+
+/**
+ * A snapshot's CSIStorageCapacity objects by class, in its order, those without a size left
+ * out: each node's Filter looks only at its claim's class, and each size is parsed once per
+ * snapshot, not once per node (at 100 nodes that parsing was a tenth of the scheduler's time).
+ */
+function capacitiesByClass(capacities: readonly V1CSIStorageCapacity[]): Map<string, CapacityEntry[]> {
+  let byClass = classIndexes.get(capacities);
+  if (byClass !== undefined) return byClass;
+  byClass = new Map();
+  for (const cap of capacities) {
+    const limitQ = cap.maximumVolumeSize ?? cap.capacity;
+    if (limitQ === undefined) continue;
+    const entries = byClass.get(cap.storageClassName) ?? [];
+    entries.push({ cap, limit: parseQuantity(limitQ) });
+    byClass.set(cap.storageClassName, entries);
+  }
+  classIndexes.set(capacities, byClass);
+  return byClass;
+}
+
 /**
  * hasEnoughCapacity: CSIDriver storageCapacity gate, then the first CSIStorageCapacity that fits
  * the claim. `match` is that object (StorageCapacityScoring scores with its capacity); a claim
@@ -167,12 +196,10 @@ export function matchCapacity(store: StoreApi, provisioner: string, pvc: V1Persi
     drivers?.set(provisioner, tracks);
   }
   if (!tracks) return { sufficient: true };
-  const capacities = state === undefined ? store.list('CSIStorageCapacity') : (state.capacities ??= store.list('CSIStorageCapacity'));
-  for (const cap of capacities) {
-    if (cap.storageClassName !== sc.metadata?.name) continue;
-    const limitQ = cap.maximumVolumeSize ?? cap.capacity;
-    if (limitQ === undefined) continue;
-    if (parseQuantity(limitQ) < request) continue;
+  const capacities = capacitiesByClass(state === undefined ? store.list('CSIStorageCapacity') : (state.capacities ??= store.list('CSIStorageCapacity')));
+  const className = sc.metadata?.name;
+  for (const { cap, limit } of (className === undefined ? undefined : capacities.get(className)) ?? []) {
+    if (limit < request) continue;
     if (!labelSelectorMatches(cap.nodeTopology, node.metadata?.labels)) continue;
     return { sufficient: true, match: cap };
   }
