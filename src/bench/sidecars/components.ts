@@ -21,13 +21,27 @@ export interface Component {
   restarts?: number;
 }
 
-/** The image tag the DaemonSet ships for a container: what the re-enacted sidecar models. */
-export function shippedVersion(container: string): string {
+/**
+ * The DaemonSet's container images by container name, read once: the file is the checkout's own,
+ * and a run's component list asks for each node's sidecars (parsing the file per node cost a
+ * 100-node run a second). Empty when it cannot be read, so every sidecar shows as unknown.
+ */
+let shippedImages: Map<string, string> | undefined;
+
+function images(): Map<string, string> {
+  if (shippedImages !== undefined) return shippedImages;
+  shippedImages = new Map();
   try {
     const ds = parseYaml(readFileSync(DAEMONSET_PATH, 'utf8')) as { spec?: { template?: { spec?: { containers?: Array<{ name: string; image?: string }> } } } };
-    const image = ds.spec?.template?.spec?.containers?.find((c) => c.name === container)?.image ?? '';
-    return image === '' ? 'unknown' : `models ${image.split('/').pop()} (deploy/base/daemonset.yaml)`;
+    for (const c of ds.spec?.template?.spec?.containers ?? []) if (c.image !== undefined) shippedImages.set(c.name, c.image);
   } catch {
-    return 'unknown';
+    // unreadable: every sidecar's version is unknown
   }
+  return shippedImages;
+}
+
+/** The image tag the DaemonSet ships for a container: what the re-enacted sidecar models. */
+export function shippedVersion(container: string): string {
+  const image = images().get(container) ?? '';
+  return image === '' ? 'unknown' : `models ${image.split('/').pop()} (deploy/base/daemonset.yaml)`;
 }
