@@ -7,9 +7,16 @@ import { registerOrphanMetrics } from '../driver/cluster/orphans/orphan-metrics.
 import { registerProfileMetrics } from '../driver/cluster/profiles/profile-metrics.js';
 import { log, setLogLevel } from '../util/log.js';
 import { packageVersion } from '../util/version.js';
+import { DRIVER_NODE_FLAGS } from '../util/driver-node-flags.js';
 import { DRIVER_USAGE, parseDriverFlags } from './driver-flags.js';
+import type { CodeCacheUse } from './driver-bundle-loader.js';
 
-export async function runDriverCommand(argv: string[]): Promise<number> {
+/** How the driver's code was loaded (src/cli/driver-bundle-loader.ts); absent when not from the bundle. */
+export interface DriverLoad {
+  codeCache: CodeCacheUse;
+}
+
+export async function runDriverCommand(argv: string[], load?: DriverLoad): Promise<number> {
   // Answered before the flags are checked, as --help is: the version alone needs no endpoint or pools.
   if (argv.includes('--version')) {
     process.stdout.write(`lode ${packageVersion()}\n`);
@@ -28,6 +35,13 @@ export async function runDriverCommand(argv: string[]): Promise<number> {
   }
 
   setLogLevel(flags.logLevel);
+  // A cache V8 refused makes every start compile the whole bundle: a deployment can see it here.
+  if (load !== undefined) {
+    log(load.codeCache === 'used' ? 'info' : 'warn', 'driver code loaded', {
+      codeCache: load.codeCache,
+      ...(load.codeCache === 'used' ? {} : { effect: `each start compiles the driver anew: slower, not wrong; the build's cache fits the Node.js that built it, run with ${DRIVER_NODE_FLAGS.join(' ')} (the image's NODE_OPTIONS)` }),
+    });
+  }
   if (process.getuid?.() !== 0) {
     process.stderr.write('lode driver: must run as root (it attaches devices and mounts filesystems)\n');
     return 1;

@@ -17,11 +17,13 @@ Run "lode <command> --help" for the flags of a command, "lode --version" for the
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'driver':
-      // The build's one-file bundle of ./driver-command.js (scripts/bundle-driver.mjs): loading the
-      // driver's modules one by one was most of a driver start. Named by URL, as the compiler does
-      // not know the bundle; its type is the module it was made from.
-      return ((await import(new URL('./driver-bundle.js', import.meta.url).href)) as typeof import('./driver-command.js')).runDriverCommand(rest);
+    case 'driver': {
+      // The build's one-file bundle of ./driver-command.js (scripts/bundle-driver.mjs) with its
+      // code cache: loading the driver's modules one by one, then compiling them, was most of a
+      // driver start.
+      const { driver, codeCache } = (await import('./driver-bundle-loader.js')).loadDriverBundle();
+      return driver.runDriverCommand(rest, { codeCache });
+    }
     case 'bench':
       return (await import('./bench-command.js')).runBenchCommand(rest);
     case 'demo':

@@ -411,7 +411,13 @@ test('the image, built from the Dockerfile and run as the DaemonSet runs it', { 
     assert.ok(oldSpace > 0, `NODE_OPTIONS "${nodeOptions}" sets no old-space limit`);
     const environ = (await fs.readFile(`/proc/${driverPid}/environ`, 'utf8')).split('\0');
     assert.ok(environ.includes(`NODE_OPTIONS=${nodeOptions}`), 'the driver process has the NODE_OPTIONS of the pod');
-    const started = (await p.logs()).split('\n').find((l) => l.includes('"driver started"'));
+    const logs = (await p.logs()).split('\n');
+    // The image's build stage made the bundle's code cache with the image's own Node.js and the
+    // driver's flags; NODE_OPTIONS must hold the same, or V8 refuses it and every start compiles all.
+    const loaded = logs.find((l) => l.includes('"driver code loaded"'));
+    assert.ok(loaded, 'the driver logged how its code was loaded');
+    assert.equal((JSON.parse(loaded) as { codeCache?: string }).codeCache, 'used', `V8 took the image's code cache: ${loaded}`);
+    const started = logs.find((l) => l.includes('"driver started"'));
     assert.ok(started, 'the driver logged its start');
     const heapLimit = Number((JSON.parse(started) as { heapLimitBytes?: number }).heapLimitBytes);
     // heap_size_limit is the old space plus the young generation (a few semi-spaces of 1 MiB).
