@@ -21,3 +21,20 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * Waits for `synced` (caches filling), or less if `signal` aborts first, and takes its abort
+ * listener back either way: a leader's passes wait on one long-lived signal, and a listener left
+ * per pass piles up for as long as the leader leads. Rejects as `synced` does.
+ */
+export function untilSynced(synced: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return resolve();
+    const stop = (): void => resolve();
+    signal.addEventListener('abort', stop, { once: true });
+    synced.then(
+      () => { signal.removeEventListener('abort', stop); resolve(); },
+      (err: unknown) => { signal.removeEventListener('abort', stop); reject(err); },
+    );
+  });
+}

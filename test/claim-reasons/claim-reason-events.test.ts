@@ -1,6 +1,7 @@
 // The leader's claim-reason look against the bench's API server: one Warning Event per waiting claim with a cause, none on a later pass or from a later leader, and a later pass reads only its watched caches.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { ClaimReasonEvents } from '../../src/driver/cluster/claim-reasons/claim-reason-events.js';
 import { connectKube, type KubeClient } from '../../src/kube/kube-client.js';
@@ -114,6 +115,9 @@ describe('claim reason Events', () => {
     addClaim(c, 'later', 'lode-nowhere', '16Mi');
     await untilAsync('the later claim\'s Event', async () => (await leader.pass(stopped, caches)).some((r) => r.claim.metadata?.name === 'later'));
     assert.equal(requestsSince(c, 0).filter((r) => r.startsWith('list')).length, listsBefore, 'no list since the caches were filled');
+    // Every pass waited on the leader's signal for the caches: none left its listener there (a
+    // leader passes every few seconds for as long as it leads).
+    assert.equal(getEventListeners(stopped, 'abort').length, 0, 'no pass left an abort listener on the leader\'s signal');
   });
 
   it('a claim of the same name made again is a new claim: it gets its own Event', async () => {

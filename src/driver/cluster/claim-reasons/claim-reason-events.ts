@@ -5,6 +5,7 @@ import { eventBody } from '../../../kube/event-body.js';
 import type { KubeClient } from '../../../kube/kube-client.js';
 import { describeApiError, isConflict } from '../../../kube/kube-errors.js';
 import { log } from '../../../util/log.js';
+import { untilSynced } from '../../../kube/watch-timing.js';
 import { ClaimReasonInformers } from './claim-reason-informers.js';
 import { claimReasons, waitingClaims, type ClaimReason } from './claim-reasons.js';
 
@@ -69,7 +70,7 @@ export class ClaimReasonEvents {
       this.caches.start();
     }
     const caches = this.caches;
-    await Promise.race([caches.whenSynced(), new Promise((resolve) => stopped.addEventListener('abort', resolve, { once: true }))]);
+    await untilSynced(caches.whenSynced(), stopped);
     // A cache not whole (a list after a 410, or the first one failing) gives no look.
     if (stopped.aborted || !caches.synced || !shared.synced) return [];
     // The cache holds waiting claims only; a claim not in it no longer waits.

@@ -3,6 +3,7 @@ import type { KubeClient } from '../../../kube/kube-client.js';
 import { LeaseElector } from '../../../kube/leader-election.js';
 import { describeApiError } from '../../../kube/kube-errors.js';
 import { log } from '../../../util/log.js';
+import { untilSynced } from '../../../kube/watch-timing.js';
 import { describePassError, NodeLossHandler, type NodeLossIdentity } from './node-loss-handler.js';
 import { NodeLossInformers, type NodeLossView } from './node-loss-informers.js';
 import { nodeLossLeaseName, type NodeLossOptions } from './node-loss-options.js';
@@ -75,7 +76,7 @@ export function startNodeLoss(kube: KubeClient, id: NodeLossIdentity, options: N
       caches.start();
       work = (async () => {
         try {
-          await Promise.race([caches.whenSynced(), new Promise((resolve) => both.addEventListener('abort', resolve, { once: true }))]);
+          await untilSynced(caches.whenSynced(), both);
           while (!both.aborted) {
             dirty = false;
             try {

@@ -4,6 +4,7 @@ import type { KubeClient } from '../../../kube/kube-client.js';
 import { describeApiError, isConflict, isNotFound } from '../../../kube/kube-errors.js';
 import { LeaseElector, type LeaseTimings } from '../../../kube/leader-election.js';
 import { log } from '../../../util/log.js';
+import { pause, untilSynced } from '../../../kube/watch-timing.js';
 import { formatBytesQuantity, parseQuantity } from '../../../util/quantity.js';
 import type { PoolProfileSource } from '../profiles/pool-source.js';
 import { TemplateCapacityInformers } from './template-capacity-informers.js';
@@ -30,14 +31,6 @@ export interface PassCounts {
   updated: number;
   deleted: number;
   kept: number;
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function bytesOf(q: string | undefined): number | undefined {
@@ -73,7 +66,7 @@ export class TemplateCapacity {
         caches.start();
         this.work = (async () => {
           try {
-            await Promise.race([caches.whenSynced(), pause(2 ** 31 - 1, both)]);
+            await untilSynced(caches.whenSynced(), both);
             while (!both.aborted) {
               try {
                 await this.pass(both);
