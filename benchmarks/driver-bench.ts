@@ -197,25 +197,48 @@ async function compareWithHostpath(rounds: number): Promise<void> {
 }
 
 /**
- * (f) Driver starts until the first ready Probe, the build's bundle against the same command loaded
- * module by module (benchmarks/unbundled-lode.ts), alternating, each on a fresh work dir.
+ * The build's `lode` command without the bundle's code cache (src/cli/driver-bundle-loader.ts): the
+ * command line, the loader and the bundle copied into a directory of their own, the cache left out.
+ */
+async function uncachedLode(): Promise<{ cli: string; remove: () => Promise<void> }> {
+  const built = fileURLToPath(new URL('../src/', import.meta.url));
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-uncached-'));
+  await fs.mkdir(path.join(root, 'src', 'cli'), { recursive: true });
+  await fs.mkdir(path.join(root, 'src', 'util'), { recursive: true });
+  for (const f of ['cli/main.js', 'cli/driver-bundle-loader.js', 'cli/driver-bundle.cjs', 'util/version.js']) await fs.copyFile(path.join(built, f), path.join(root, 'src', f));
+  return { cli: path.join(root, 'src', 'cli', 'main.js'), remove: () => fs.rm(root, { recursive: true, force: true }) };
+}
+
+/**
+ * (f) Driver starts until the first ready Probe: the build's bundle with its code cache, the same
+ * bundle without the cache, and the same command loaded module by module
+ * (benchmarks/unbundled-lode.ts), alternating, each on a fresh work dir.
  */
 async function driverStarts(rounds: number): Promise<void> {
   const unbundled = fileURLToPath(new URL('./unbundled-lode.js', import.meta.url));
-  const wall: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
-  const cpu: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
-  for (let i = 0; i < rounds; i++) {
-    for (const kind of ['bundle', 'modules'] as const) {
-      const t0 = performance.now();
-      const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], ...(kind === 'modules' ? { cli: unbundled } : {}) });
-      wall[kind].push(performance.now() - t0);
-      // What the start cost beyond waiting.
-      cpu[kind].push(h.proc?.pid === undefined ? NaN : processCpuMs(h.proc.pid));
-      await h.cleanup();
+  const uncached = await uncachedLode();
+  const kinds = ['bundle', 'uncached', 'modules'] as const;
+  const cli: Record<(typeof kinds)[number], string | undefined> = { bundle: undefined, uncached: uncached.cli, modules: unbundled };
+  const label: Record<(typeof kinds)[number], string> = { bundle: 'one bundle with its code cache (built)', uncached: 'the bundle without its code cache', modules: 'its modules one by one' };
+  const wall: Record<(typeof kinds)[number], number[]> = { bundle: [], uncached: [], modules: [] };
+  const cpu: Record<(typeof kinds)[number], number[]> = { bundle: [], uncached: [], modules: [] };
+  try {
+    for (let i = 0; i < rounds; i++) {
+      for (const kind of kinds) {
+        const t0 = performance.now();
+        const c = cli[kind];
+        const h = await DriverHarness.start({ pools: [{ name: 'fast', size: '64Mi' }], ...(c !== undefined ? { cli: c } : {}) });
+        wall[kind].push(performance.now() - t0);
+        // What the start cost beyond waiting.
+        cpu[kind].push(h.proc?.pid === undefined ? NaN : processCpuMs(h.proc.pid));
+        await h.cleanup();
+      }
     }
+  } finally {
+    await uncached.remove();
   }
-  for (const kind of ['bundle', 'modules'] as const) {
-    console.log(`  ${(kind === 'bundle' ? 'one bundled module (lode driver)' : 'its modules one by one').padEnd(36)} ${median(wall[kind]).toFixed(0)} ms to ready, ${median(cpu[kind]).toFixed(0)} ms of CPU   (median of ${rounds})`);
+  for (const kind of kinds) {
+    console.log(`  ${label[kind].padEnd(40)} ${median(wall[kind]).toFixed(0)} ms to ready, ${median(cpu[kind]).toFixed(0)} ms of CPU   (median of ${rounds})`);
   }
 }
 
