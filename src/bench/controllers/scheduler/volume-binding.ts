@@ -25,6 +25,8 @@ export interface PodClaimState {
    * a fresh copy per node, which at 100 nodes cost more than the rest of the cycle.
    */
   capacities?: V1CSIStorageCapacity[];
+  /** `capacities` by class (capacitiesByClass), made once per snapshot: `of` is the snapshot it indexes. */
+  capacityIndex?: { of: readonly V1CSIStorageCapacity[]; byClass: Map<string, CapacityEntry[]> };
   classes?: Map<string, V1StorageClass | undefined>;
   drivers?: Map<string, boolean>;
 }
@@ -158,18 +160,13 @@ interface CapacityEntry {
   limit: number;
 }
 
-/** Each snapshot's objects by class (capacitiesByClass), made once per snapshot. */
-const classIndexes = new WeakMap<readonly V1CSIStorageCapacity[], Map<string, CapacityEntry[]>>();
-
 /**
  * A snapshot's CSIStorageCapacity objects by class, in its order, those without a size left
  * out: each node's Filter looks only at its claim's class, and each size is parsed once per
  * snapshot, not once per node (at 100 nodes that parsing was a tenth of the scheduler's time).
  */
 function capacitiesByClass(capacities: readonly V1CSIStorageCapacity[]): Map<string, CapacityEntry[]> {
-  let byClass = classIndexes.get(capacities);
-  if (byClass !== undefined) return byClass;
-  byClass = new Map();
+  const byClass = new Map<string, CapacityEntry[]>();
   for (const cap of capacities) {
     const limitQ = cap.maximumVolumeSize ?? cap.capacity;
     if (limitQ === undefined) continue;
@@ -177,8 +174,18 @@ function capacitiesByClass(capacities: readonly V1CSIStorageCapacity[]): Map<str
     entries.push({ cap, limit: parseQuantity(limitQ) });
     byClass.set(cap.storageClassName, entries);
   }
-  classIndexes.set(capacities, byClass);
   return byClass;
+}
+
+/**
+ * The cycle's snapshot by class, kept on the cycle's state. The planner hands each node its own
+ * snapshot in the same state, so the index says which one it was made from.
+ */
+function cycleCapacities(store: StoreApi, state: PodClaimState | undefined): Map<string, CapacityEntry[]> {
+  if (state === undefined) return capacitiesByClass(store.list('CSIStorageCapacity'));
+  const snapshot = (state.capacities ??= store.list('CSIStorageCapacity'));
+  if (state.capacityIndex?.of !== snapshot) state.capacityIndex = { of: snapshot, byClass: capacitiesByClass(snapshot) };
+  return state.capacityIndex.byClass;
 }
 
 /**
@@ -196,7 +203,7 @@ export function matchCapacity(store: StoreApi, provisioner: string, pvc: V1Persi
     drivers?.set(provisioner, tracks);
   }
   if (!tracks) return { sufficient: true };
-  const capacities = capacitiesByClass(state === undefined ? store.list('CSIStorageCapacity') : (state.capacities ??= store.list('CSIStorageCapacity')));
+  const capacities = cycleCapacities(store, state);
   const className = sc.metadata?.name;
   for (const { cap, limit } of (className === undefined ? undefined : capacities.get(className)) ?? []) {
     if (limit < request) continue;
