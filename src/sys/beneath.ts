@@ -304,6 +304,15 @@ function refusal(err: NodeJS.ErrnoException, where: string): Error {
   }
 }
 
+/** A held handle on the directory `ref` names, or undefined for whatever fails (the caller looks why). */
+function openDirectoryOrNothing(ref: string): number | undefined {
+  try {
+    return openSync(ref, DIR_FLAGS);
+  } catch {
+    return undefined;
+  }
+}
+
 interface Step {
   name: string;
   /** Reached through a symlink: must exist (a link to nothing is refused, never created through). */
@@ -377,6 +386,17 @@ export function openBeneath(root: string, rel: readonly string[], create: boolea
       }
       if (Buffer.byteLength(name, 'utf8') > NAME_MAX) throw new PathRefused(`a name below ${here()} is longer than ${NAME_MAX} bytes`);
       const ref = `${handleRef(top())}/${name}`;
+      if (queue.length > 0) {
+        // A directory on the way, as nearly every one is: opened without a look first. The
+        // open refuses a link (O_NOFOLLOW with O_DIRECTORY: ENOTDIR) and anything else that is
+        // not a directory, so an open that succeeds is what the look would have let through;
+        // anything else is looked at below as before.
+        const fd = openDirectoryOrNothing(ref);
+        if (fd !== undefined) {
+          held.push({ name, fd });
+          continue;
+        }
+      }
       const where = path.join(here(), name);
       let st: Stats | undefined;
       try {
