@@ -8,15 +8,19 @@ import { fileURLToPath } from 'node:url';
 
 const SCRIPT = fileURLToPath(new URL('../../../scripts/tap-failures.sh', import.meta.url));
 
-/** The TAP report of `node --test` over `files` (name to source), as the host part writes it. */
-function tapOf(files: Record<string, string>): string {
+/**
+ * The TAP report of `node --test` over `files` (name to source), as the host part writes it, each
+ * file bounded by `timeoutMs`: generous but for the file meant to outlive it, since a loaded
+ * machine can take seconds to start a test file.
+ */
+function tapOf(files: Record<string, string>, timeoutMs = 60_000): string {
   const dir = mkdtempSync('/tmp/lode-test-tap-');
   try {
     for (const [name, source] of Object.entries(files)) writeFileSync(path.join(dir, name), source);
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.NODE_TEST_CONTEXT;
     const log = path.join(dir, 'report.tap');
-    spawnSync(process.execPath, ['--test', '--test-timeout=2000', '--test-reporter=spec', '--test-reporter-destination=stdout',
+    spawnSync(process.execPath, ['--test', `--test-timeout=${timeoutMs}`, '--test-reporter=spec', '--test-reporter-destination=stdout',
       '--test-reporter=tap', `--test-reporter-destination=${log}`, ...Object.keys(files).map((f) => path.join(dir, f))], { env, encoding: 'utf8' });
     return readFileSync(log, 'utf8');
   } finally {
@@ -48,7 +52,7 @@ test('each failed test of each file is printed with its assertion and place; pas
 });
 
 test('a file that outlives its bound (the runner\'s --test-timeout, as npm test sets it) is printed by its path as timed out', () => {
-  const tap = tapOf({ 'c.test.mjs': `${PREAMBLE}it('hangs too long', () => new Promise((r) => setTimeout(r, 4000)));\n` });
+  const tap = tapOf({ 'c.test.mjs': `${PREAMBLE}it('hangs too long', () => new Promise((r) => setTimeout(r, 4000)));\n` }, 2000);
   const { out } = summary(tap);
   assert.match(out, /not ok \d+ - \/tmp\/lode-test-tap-[^/]+\/c\.test\.mjs\n/);
   assert.match(out, /test timed out after 2000ms/);
