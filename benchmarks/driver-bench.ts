@@ -8,6 +8,7 @@ import { CsiClient } from '../src/csi/client.js';
 import { ApiCluster } from '../test/helpers/api-cluster.js';
 import { csiTool } from '../test/helpers/csi-tools.js';
 import { DriverHarness, MiB, mountCap } from '../test/helpers/driver-harness.js';
+import { copyDriverBuild } from '../test/helpers/driver-build-copy.js';
 import { DRIVER_NODE_FLAGS } from '../src/util/driver-node-flags.js';
 import { lodeLifecycle, median, percentile, timeMs, toolsLifecycle } from './lifecycle.js';
 import { residentMiBOf, wakeupsOf } from './proc-usage.js';
@@ -197,29 +198,17 @@ async function compareWithHostpath(rounds: number): Promise<void> {
 }
 
 /**
- * The build's `lode` command without the bundle's code cache (src/cli/driver-bundle-loader.ts): the
- * command line, the loader and the bundle copied into a directory of their own, the cache left out.
- */
-async function uncachedLode(): Promise<{ cli: string; remove: () => Promise<void> }> {
-  const built = fileURLToPath(new URL('../src/', import.meta.url));
-  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'lode-uncached-'));
-  await fs.mkdir(path.join(root, 'src', 'cli'), { recursive: true });
-  await fs.mkdir(path.join(root, 'src', 'util'), { recursive: true });
-  for (const f of ['cli/main.js', 'cli/driver-bundle-loader.js', 'cli/driver-bundle.cjs', 'util/version.js']) await fs.copyFile(path.join(built, f), path.join(root, 'src', f));
-  return { cli: path.join(root, 'src', 'cli', 'main.js'), remove: () => fs.rm(root, { recursive: true, force: true }) };
-}
-
-/**
  * (f) Driver starts until the first ready Probe: the build's bundle with its code cache, the same
  * bundle without the cache, and the same command loaded module by module
  * (benchmarks/unbundled-lode.ts), alternating, each on a fresh work dir.
  */
 async function driverStarts(rounds: number): Promise<void> {
   const unbundled = fileURLToPath(new URL('./unbundled-lode.js', import.meta.url));
-  const uncached = await uncachedLode();
+  // The same build copied without its code cache.
+  const uncached = copyDriverBuild(false);
   const kinds = ['bundle', 'uncached', 'modules'] as const;
   const cli: Record<(typeof kinds)[number], string | undefined> = { bundle: undefined, uncached: uncached.cli, modules: unbundled };
-  const label: Record<(typeof kinds)[number], string> = { bundle: 'one bundle with its code cache (built)', uncached: 'the bundle without its code cache', modules: 'its modules one by one' };
+  const label: Record<(typeof kinds)[number], string> = { bundle: 'bundle with its code cache (built)', uncached: 'bundle without its code cache', modules: 'its modules one by one' };
   const wall: Record<(typeof kinds)[number], number[]> = { bundle: [], uncached: [], modules: [] };
   const cpu: Record<(typeof kinds)[number], number[]> = { bundle: [], uncached: [], modules: [] };
   try {
@@ -235,10 +224,10 @@ async function driverStarts(rounds: number): Promise<void> {
       }
     }
   } finally {
-    await uncached.remove();
+    uncached.remove();
   }
   for (const kind of kinds) {
-    console.log(`  ${label[kind].padEnd(40)} ${median(wall[kind]).toFixed(0)} ms to ready, ${median(cpu[kind]).toFixed(0)} ms of CPU   (median of ${rounds})`);
+    console.log(`  ${label[kind].padEnd(36)} ${median(wall[kind]).toFixed(0)} ms to ready, ${median(cpu[kind]).toFixed(0)} ms of CPU   (median of ${rounds})`);
   }
 }
 

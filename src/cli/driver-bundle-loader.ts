@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
@@ -10,8 +11,9 @@ import { Script } from 'node:vm';
  * script with a code cache, which Node.js 20 offers only for scripts (vm.Script's cachedData).
  */
 const BUNDLE = new URL('./driver-bundle.cjs', import.meta.url);
+const BUNDLE_PATH = fileURLToPath(BUNDLE);
 /** V8's code cache for the bundle, made by the build: the bundle's SHA-256, then V8's data. */
-const CACHE = new URL('./driver-bundle.cjs.v8cache', import.meta.url);
+const CACHE_PATH = fileURLToPath(new URL('./driver-bundle.cjs.v8cache', import.meta.url));
 const DIGEST_BYTES = 32;
 
 /**
@@ -37,10 +39,10 @@ function wrap(source: string): string {
 }
 
 function compile(): { script: Script; source: Buffer; codeCache: CodeCacheUse } {
-  const source = readFileSync(BUNDLE);
+  const source = readFileSync(BUNDLE_PATH);
   let cache: Buffer | undefined;
   try {
-    cache = readFileSync(CACHE);
+    cache = readFileSync(CACHE_PATH);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -48,7 +50,7 @@ function compile(): { script: Script; source: Buffer; codeCache: CodeCacheUse } 
   // the same length would run that bundle's code. The digest is what ties the cache to this text.
   const fits = cache !== undefined && cache.length > DIGEST_BYTES && cache.subarray(0, DIGEST_BYTES).equals(digest(source));
   const script = new Script(wrap(source.toString('utf8')), {
-    filename: fileURLToPath(BUNDLE),
+    filename: BUNDLE_PATH,
     ...(fits ? { cachedData: cache!.subarray(DIGEST_BYTES) } : {}),
   });
   const codeCache: CodeCacheUse = cache === undefined ? 'absent' : !fits ? 'stale' : script.cachedDataRejected === true ? 'rejected' : 'used';
@@ -63,8 +65,7 @@ function digest(source: Buffer): Buffer {
 function evaluate(script: Script): DriverModule {
   const module = { exports: {} as DriverModule };
   const run = script.runInThisContext() as (exports: object, require: NodeJS.Require, module: object, filename: string, dirname: string, url: string) => void;
-  const filename = fileURLToPath(BUNDLE);
-  run(module.exports, createRequire(BUNDLE), module, filename, fileURLToPath(new URL('.', BUNDLE)), BUNDLE.href);
+  run(module.exports, createRequire(BUNDLE), module, BUNDLE_PATH, path.dirname(BUNDLE_PATH), BUNDLE.href);
   return module.exports;
 }
 
@@ -82,7 +83,7 @@ export function loadDriverBundle(): { driver: DriverModule; codeCache: CodeCache
 export function makeCodeCache(): void {
   const { script, source } = compile();
   evaluate(script);
-  const temp = `${fileURLToPath(CACHE)}.tmp`;
+  const temp = `${CACHE_PATH}.tmp`;
   writeFileSync(temp, Buffer.concat([digest(source), script.createCachedData()]));
-  renameSync(temp, fileURLToPath(CACHE));
+  renameSync(temp, CACHE_PATH);
 }

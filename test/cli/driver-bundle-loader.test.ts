@@ -2,22 +2,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { LODE_CLI } from '../helpers/driver-harness.js';
+import { copyDriverBuild } from '../helpers/driver-build-copy.js';
 import { DRIVER_NODE_FLAGS } from '../../src/util/driver-node-flags.js';
-
-const BUILT = path.dirname(LODE_CLI);
-const FILES = ['driver-bundle-loader.js', 'driver-bundle.cjs', 'driver-bundle.cjs.v8cache'];
 
 /** A copy of the built loader, bundle and cache in a directory of its own, to spoil. */
 function copyOfBuild(): { dir: string; bundle: string; cache: string; done: () => void } {
-  const root = mkdtempSync('/tmp/lode-bundle-loader-');
-  const dir = path.join(root, 'dist', 'src', 'cli');
-  mkdirSync(dir, { recursive: true });
-  for (const f of FILES) copyFileSync(path.join(BUILT, f), path.join(dir, f));
-  return { dir, bundle: path.join(dir, 'driver-bundle.cjs'), cache: path.join(dir, 'driver-bundle.cjs.v8cache'), done: () => rmSync(root, { recursive: true, force: true }) };
+  const c = copyDriverBuild(true);
+  return { dir: c.dir, bundle: c.bundle, cache: c.cache, done: c.remove };
 }
 
 /** Loads the bundle in a fresh Node.js (with `flags`): what became of the cache, and whether the driver command came out. */
